@@ -1,0 +1,267 @@
+"""Cause-chain walks and the helpers that turn whatever a tool called into what the model reads.
+
+The chain of an exception is its ``__cause__``, else its ``__context__`` unless
+``__suppress_context__`` is set; the members of an ``ExceptionGroup`` belong to it too. Every
+walk is cycle-safe and visits at most :data:`MAX_CHAIN` exceptions.
+
+Raising a buried exception again inside ``except`` would make Python set its ``__context__`` to
+the handled exception, whose chain already leads back to it: a cycle that hides where it came
+from. Before handing back (or raising) an exception found in a chain, the helpers therefore turn
+its implicit context into an explicit cause; Python then attaches the handled exception as a
+suppressed context, outside the walked chain. So ``raise unwrap(e)`` inside ``except`` keeps the
+original cause and builds no cycle. Do not write ``raise unwrap(e) from e``: that *does* make a
+cycle whenever ``unwrap`` returns something already inside ``e``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Awaitable, Callable, Iterator
+from types import TracebackType
+from typing import Any, ParamSpec, TypeVar, overload
+
+from ._exceptions import (
+    CorrectableRuntimeLLMException,
+    ExternalServiceException,
+    InvalidInputException,
+    LLMReadableCheckedException,
+    LLMReadableException,
+    LLMReadableRuntimeException,
+    SystemException,
+    UncorrectableRuntimeLLMException,
+    UpstreamRetryException,
+)
+
+MAX_CHAIN = 256
+"""Most exceptions any walk visits; real chains are a handful, hostile ones are cut here."""
+
+DEFAULT_COMPONENT = "the tool"
+
+P = ParamSpec("P")
+R = TypeVar("R")
+E = TypeVar("E", bound=BaseException)
+
+
+def iter_chain(exc: BaseException) -> Iterator[BaseException]:
+    """Yield ``exc`` and everything in its cause chain, depth first, each exception once.
+
+    A group's members are visited before the group's own cause, since they are what it holds.
+    """
+    seen: set[int] = set()
+    stack: list[BaseException] = [exc]
+    while stack and len(seen) < MAX_CHAIN:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        following = current.__cause__
+        if following is None and not current.__suppress_context__:
+            following = current.__context__
+        if following is not None:
+            stack.append(following)
+        if isinstance(current, BaseExceptionGroup):
+            stack.extend(reversed(current.exceptions))
+
+
+def find_in_chain(exc: BaseException, kind: type[R]) -> R | None:
+    """The first exception of type ``kind`` in the chain of ``exc``, or None."""
+    for member in iter_chain(exc):
+        if isinstance(member, kind):
+            return member
+    return None
+
+
+def deepest_message(exc: BaseException) -> str:
+    """The message of the deepest exception in the chain that has one, else its class name."""
+    members = list(iter_chain(exc))
+    for member in reversed(members):
+        if text := str(member).strip():
+            return text
+    return type(members[-1]).__name__
+
+
+def _detached(found: E) -> E:
+    """Prepare an exception found inside a chain to be raised again (see the module docstring)."""
+    if not found.__suppress_context__:
+        found.__cause__ = found.__context__  # also sets __suppress_context__
+    return found
+
+
+def _raise_signal(exc: BaseException) -> None:
+    signal = find_in_chain(exc, UpstreamRetryException)
+    if signal is not None:
+        raise signal if signal is exc else _detached(signal)
+
+
+def unwrap(
+    exc: BaseException, *, component: str = DEFAULT_COMPONENT
+) -> LLMReadableCheckedException:
+    """Keep the first LLM-readable exception in the chain of ``exc``; make anything else a
+    :class:`SystemException` naming ``component``.
+
+    A checked one is returned; a runtime one (:class:`LLMReadableRuntimeException`) is raised
+    as itself, and so is any retry signal (:class:`UpstreamRetryException`) in the chain, so a
+    broad ``except`` never turns a retry into a failure. Use it as ``raise unwrap(e)``, or let
+    :func:`llm_errors` do it for a whole function. When the failure came from a service call
+    made with a parameter the model sent, use :func:`wrap_with_context` instead.
+    """
+    _raise_signal(exc)
+    found = find_in_chain(exc, LLMReadableException)
+    if found is None:
+        return SystemException(component, f"{type(exc).__name__}: {exc}", cause=exc)
+    if found is not exc:
+        _detached(found)
+    if isinstance(found, LLMReadableRuntimeException):
+        raise found
+    assert isinstance(found, LLMReadableCheckedException)  # the only other family
+    return found
+
+
+def wrap_with_context(
+    exc: BaseException,
+    service_name: str,
+    parameter_name: str,
+    parameter_value: object,
+    step: str,
+) -> LLMReadableCheckedException:
+    """Readdress a failed service call to what the model knows: the parameter it sent.
+
+    A correctable failure anywhere in the chain becomes an :class:`InvalidInputException`
+    naming the parameter and its value, with the step and the buried model message as the
+    rule (so a 404 on a fetch reaches the model as a parameter to fix). An uncorrectable one,
+    or a chain with nothing LLM-readable, becomes an :class:`ExternalServiceException` naming
+    the service, with the step and the buried model message (or the deepest raw message).
+    Retry signals in the chain are raised as themselves. The result's cause is ``exc``.
+    For failures not tied to one parameter, use :func:`unwrap`.
+    """
+    _raise_signal(exc)
+    found = find_in_chain(exc, LLMReadableException)
+    wrapped: LLMReadableCheckedException
+    if found is not None and found.is_correctable:
+        wrapped = InvalidInputException(
+            parameter_name, parameter_value, f"{step}: {found.llm_message}"
+        )
+    else:
+        buried = found.llm_message if found is not None else deepest_message(exc)
+        wrapped = ExternalServiceException(service_name, f"{step}: {buried}")
+    wrapped.__cause__ = exc
+    return wrapped
+
+
+def unwrap_runtime(exc: BaseException, fallback_message: str) -> LLMReadableRuntimeException:
+    """For code with no structure to raise: the runtime-family failure to raise for ``exc``.
+
+    A runtime LLM-readable exception in the chain is returned as itself; a checked one becomes
+    :class:`CorrectableRuntimeLLMException` or :class:`UncorrectableRuntimeLLMException` with the
+    same model message; none gives ``UncorrectableRuntimeLLMException(fallback_message)``.
+    Unlike :func:`unwrap`, retry signals are not raised: this code is not on the runner's
+    retry path.
+    """
+    found = find_in_chain(exc, LLMReadableException)
+    if isinstance(found, LLMReadableRuntimeException):
+        return found if found is exc else _detached(found)
+    converted: LLMReadableRuntimeException
+    if found is None:
+        converted = UncorrectableRuntimeLLMException(fallback_message)
+    elif found.is_correctable:
+        converted = CorrectableRuntimeLLMException(found.llm_message)
+    else:
+        converted = UncorrectableRuntimeLLMException(found.llm_message)
+    converted.__cause__ = exc
+    return converted
+
+
+class _Translating:
+    """Apply a translation to whatever escapes a block or a function (sync or async)."""
+
+    def _translate(self, exc: Exception) -> BaseException:
+        raise NotImplementedError
+
+    def _for(self, func: Callable[..., Any]) -> _Translating:
+        return self
+
+    @overload
+    def __call__(self, func: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]: ...
+    @overload
+    def __call__(self, func: Callable[P, R]) -> Callable[P, R]: ...
+    def __call__(self, func: Callable[P, Any]) -> Callable[P, Any]:
+        block = self._for(func)
+        if inspect.iscoroutinefunction(func):
+
+            @functools.wraps(func)
+            async def run_async(*args: P.args, **kwargs: P.kwargs) -> Any:
+                with block:
+                    return await func(*args, **kwargs)
+
+            return run_async
+
+        @functools.wraps(func)
+        def run(*args: P.args, **kwargs: P.kwargs) -> Any:
+            with block:
+                return func(*args, **kwargs)
+
+        return run
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if not isinstance(exc, Exception):
+            return  # success, or KeyboardInterrupt / CancelledError: not ours to translate
+        translated = self._translate(exc)
+        if translated is not exc:
+            raise translated
+
+
+class _Unwrapping(_Translating):
+    def __init__(self, component: str | None) -> None:
+        self.component = component
+
+    def _for(self, func: Callable[..., Any]) -> _Translating:
+        return _Unwrapping(self.component or getattr(func, "__name__", None))
+
+    def _translate(self, exc: Exception) -> BaseException:
+        return unwrap(exc, component=self.component or DEFAULT_COMPONENT)
+
+
+class _ServiceCall(_Translating):
+    def __init__(
+        self, service_name: str, parameter_name: str, parameter_value: object, step: str
+    ) -> None:
+        self._context = (service_name, parameter_name, parameter_value, step)
+
+    def _translate(self, exc: Exception) -> BaseException:
+        return wrap_with_context(exc, *self._context)
+
+
+@overload
+def llm_errors(func: Callable[P, R], /) -> Callable[P, R]: ...
+@overload
+def llm_errors(*, component: str | None = None) -> _Translating: ...
+def llm_errors(func: Callable[P, R] | None = None, /, *, component: str | None = None) -> Any:
+    """Apply :func:`unwrap` to whatever escapes a function or a block, so no tool body needs
+    ``try: ... except Exception as e: raise unwrap(e)``.
+
+    ``@llm_errors`` (sync or async), ``@llm_errors(component="orders")``, or
+    ``with llm_errors(component="orders"):``. Anything outside the set leaves as a
+    :class:`SystemException` naming the component (the function's name by default, "the tool"
+    for a block); LLM-readable exceptions and retry signals leave as themselves, causes intact.
+    """
+    block = _Unwrapping(component)
+    return block if func is None else block(func)
+
+
+def service_call(
+    service_name: str, parameter_name: str, parameter_value: object, step: str
+) -> _Translating:
+    """Apply :func:`wrap_with_context` to whatever escapes one service call.
+
+    ``with service_call("PubChem", "cid", cid, "compound fetch"): client.get_json(...)``: a
+    404 inside becomes an InvalidInputException about ``cid``, an outage an
+    ExternalServiceException about PubChem. Also usable as a decorator.
+    """
+    return _ServiceCall(service_name, parameter_name, parameter_value, step)

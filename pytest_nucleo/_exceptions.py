@@ -1,0 +1,507 @@
+"""The failure set: every exception a model may read, and the retry signals it never reads.
+
+```
+LLMReadableException                      base of everything the model may read
+├─ LLMReadableCheckedException            the structured family tools raise
+│  ├─ CorrectableLLMException             is_correctable = True
+│  │  ├─ InvalidInputException(parameter_name, invalid_value, validation_rule)
+│  │  ├─ ResourceNotFoundException(resource_type, identifier)
+│  │  └─ GuardrailException(message)
+│  └─ UncorrectableLLMException           is_correctable = False
+│     ├─ ExternalServiceException(service_name, error_details, cause=None)
+│     │  └─ UpstreamThrottleException(service_name, error_details, retry_after=None)
+│     ├─ UnauthorizedException(service_name, reason)
+│     ├─ PermissionDeniedException(message)
+│     ├─ SystemException(component, technical_message, cause=None)
+│     └─ runtime-raised: JobCancelledException, JobTimeoutException(budget),
+│        ContextOverflowException, PromptNotFoundException(key)
+└─ LLMReadableRuntimeException            message-only family, for callbacks and lambdas
+   ├─ CorrectableRuntimeLLMException(message)
+   └─ UncorrectableRuntimeLLMException(message)
+      └─ runtime-raised: QuotaExhaustedException(provider, account, model=None, detail=None),
+         SpendCapExceededException(message), ModelNotFoundException(model_id),
+         ProviderRefusalException(model, category=None, explanation=None)
+
+UpstreamRetryException                    retry signals, never shown to a model
+├─ RateLimitRetryException
+├─ OverloadRetryException
+└─ TransientErrorRetryException
+```
+
+Every exception has two messages: ``str(exc)`` is the technical one, for logs and developers;
+``exc.llm_message`` is plain, actionable text for the model. ``exc.explain_to_llm()`` is the
+model message, a newline, and one hint line chosen only by ``is_correctable``.
+
+Constructor arguments are kept as attributes of the same names and as ``exc.args``, so every
+exception pickles with its fields (the cause travels too when it pickles).
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import reprlib
+from typing import Any, ClassVar, final
+
+from ._secrets import redact
+from ._text import VALUE_LIMIT, clean_block, one_line, render_value, seconds
+
+CORRECTABLE_HINT = "[This error may be correctable - you can retry with different parameters or try a different approach]"
+UNCORRECTABLE_HINT = "[This error is not correctable - consider an alternative approach]"
+
+_repr = reprlib.Repr()  # keyword arguments only arrived in Python 3.12
+_repr.maxstring = _repr.maxother = 80
+
+
+def _portable(cause: BaseException | None) -> BaseException | None:
+    """The cause itself when it pickles, else a plain stand-in keeping its type and message."""
+    if cause is None:
+        return None
+    try:
+        pickle.dumps(cause)
+    except Exception:
+        return Exception(f"{type(cause).__name__}: {redact(str(cause))}")
+    return cause
+
+
+def _clause(text: str) -> str:
+    """One clean line without its closing period, for embedding in a sentence of ours."""
+    return one_line(text).rstrip(" .")
+
+
+class LLMReadableException(Exception):
+    """Base of every failure the model may read. Raise one of its concrete subclasses.
+
+    Tools raise the checked family (:class:`CorrectableLLMException`,
+    :class:`UncorrectableLLMException` and their subclasses); code that only has a message,
+    such as a callback, raises :class:`CorrectableRuntimeLLMException` or
+    :class:`UncorrectableRuntimeLLMException`.
+    """
+
+    is_correctable: ClassVar[bool]
+    """True when the model may fix its arguments and call again; a fact of the class."""
+
+    _fields: tuple[str, ...] = ()
+
+    def __init__(self, message: str, *, llm_message: str | None = None) -> None:
+        if type(self) in _ABSTRACT:
+            raise TypeError(
+                f"{type(self).__name__} is a family, not a failure: raise one of its subclasses "
+                "(CorrectableLLMException, UncorrectableLLMException, or a concrete class such as "
+                "InvalidInputException)"
+            )
+        super().__init__(message)
+        self._message = clean_block(message)
+        self.llm_message = clean_block(message if llm_message is None else llm_message)
+
+    def _keep(self, **fields: Any) -> None:
+        """Store constructor arguments as attributes and as ``args``, in constructor order."""
+        self.__dict__.update(fields)
+        self._fields = tuple(fields)
+        self.args = tuple(fields.values())
+
+    @final
+    def explain_to_llm(self) -> str:
+        """The text the model reads: the model message, a newline, the retry hint line."""
+        hint = CORRECTABLE_HINT if self.is_correctable else UNCORRECTABLE_HINT
+        return f"{self.llm_message}\n{hint}"
+
+    def __str__(self) -> str:
+        return self._message
+
+    def __repr__(self) -> str:
+        if self._fields:
+            shown = ", ".join(f"{name}={_repr.repr(getattr(self, name))}" for name in self._fields)
+        else:
+            shown = _repr.repr(self._message)
+        return redact(f"{type(self).__name__}({shown})")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        state = dict(self.__dict__)
+        state["__cause__"] = _portable(self.__cause__)
+        return (type(self), self.args, state)
+
+
+class LLMReadableCheckedException(LLMReadableException):
+    """The structured family tools raise; see :class:`LLMReadableRuntimeException` for the other."""
+
+
+class CorrectableLLMException(LLMReadableCheckedException):
+    """The call was wrong: the model may fix its arguments and call again.
+
+    Prefer a concrete subclass (:class:`InvalidInputException`,
+    :class:`ResourceNotFoundException`, :class:`GuardrailException`); raise this one directly
+    with a technical message and a model message only when none of them fits.
+    """
+
+    is_correctable = True
+
+
+class UncorrectableLLMException(LLMReadableCheckedException):
+    """The tool cannot do this right now, whatever the input: the model should try another way.
+
+    Prefer a concrete subclass (:class:`ExternalServiceException`, :class:`SystemException`, ...).
+    """
+
+    is_correctable = False
+
+
+class InvalidInputException(CorrectableLLMException):
+    """An argument broke a rule: bad syntax, a blank field, a value out of range.
+
+    Write ``validation_rule`` as the way to get it right ("must be 8 digits"). The model reads
+    the parameter, the value it sent (one line, bounded, secrets masked) and the rule; the
+    technical message leaves the value out. For a well-formed identifier that names nothing,
+    raise :class:`ResourceNotFoundException` instead.
+    """
+
+    def __init__(self, parameter_name: str, invalid_value: object, validation_rule: str) -> None:
+        rule = one_line(validation_rule)
+        super().__init__(
+            f"Invalid input for parameter '{one_line(parameter_name, VALUE_LIMIT)}': {rule}",
+            llm_message=(
+                f"The parameter '{one_line(parameter_name, VALUE_LIMIT)}' got "
+                f"{render_value(invalid_value)}, which is not valid: {rule}"
+            ),
+        )
+        self._keep(
+            parameter_name=parameter_name,
+            invalid_value=invalid_value,
+            validation_rule=validation_rule,
+        )
+
+
+class ResourceNotFoundException(CorrectableLLMException):
+    """A well-formed identifier names nothing: a fetch by id that finds no record.
+
+    Not for malformed identifiers (:class:`InvalidInputException`), searches that find nothing
+    (return an empty result) or outages (:class:`ExternalServiceException`).
+    """
+
+    def __init__(self, resource_type: str, identifier: object) -> None:
+        kind = one_line(resource_type, VALUE_LIMIT)
+        shown = render_value(identifier)
+        super().__init__(
+            f"{kind} not found: {shown}",
+            llm_message=(
+                f"No {kind} was found with the identifier {shown}. Check the identifier, try "
+                "another one, or use another tool to find the right one."
+            ),
+        )
+        self._keep(resource_type=resource_type, identifier=identifier)
+
+
+class GuardrailException(CorrectableLLMException):
+    """A guardrail refused the call; ``message`` says why and what would be accepted."""
+
+    def __init__(self, message: str) -> None:
+        reason = one_line(message)
+        super().__init__(
+            f"Guardrail refused the call: {reason}",
+            llm_message=f"A guardrail refused this call: {reason}",
+        )
+        self._keep(message=message)
+
+
+class ExternalServiceException(UncorrectableLLMException):
+    """A service the tool depends on is down, answered with a server error, or was unreachable.
+
+    Pass the raw failure as ``cause`` (it stays on ``__cause__`` for the logs). A status that
+    came back is mapped for you by the HTTP client base; for throttling raise
+    :class:`UpstreamThrottleException`.
+    """
+
+    def __init__(
+        self,
+        service_name: str,
+        error_details: str,
+        cause: BaseException | None = None,
+        *,
+        llm_message: str | None = None,
+    ) -> None:
+        service = one_line(service_name, VALUE_LIMIT)
+        details = _clause(error_details)
+        super().__init__(
+            f"{service}: {details}",
+            llm_message=llm_message
+            or f"The external service {service} failed: {details}. Calling it again now is unlikely to help.",
+        )
+        self.__cause__ = cause
+        self._keep(service_name=service_name, error_details=error_details)
+
+
+class UpstreamThrottleException(ExternalServiceException):
+    """The service says we are calling it too fast (429, or a throttle answer on another status).
+
+    ``retry_after`` is how many seconds it asked us to wait, when it said.
+    """
+
+    def __init__(
+        self,
+        service_name: str,
+        error_details: str,
+        retry_after: float | None = None,
+        *,
+        llm_message: str | None = None,
+    ) -> None:
+        if retry_after is not None and not (math.isfinite(retry_after) and retry_after >= 0):
+            raise ValueError(
+                f"retry_after must be a finite number of seconds >= 0, or None; got {retry_after!r}"
+            )
+        service = one_line(service_name, VALUE_LIMIT)
+        wait = (
+            f" It asked us to wait {seconds(retry_after)} before calling again."
+            if retry_after is not None
+            else ""
+        )
+        super().__init__(
+            service_name,
+            error_details,
+            llm_message=llm_message
+            or (
+                f"The external service {service} is throttling our requests (too many requests): "
+                f"{_clause(error_details)}.{wait}"
+            ),
+        )
+        self._keep(service_name=service_name, error_details=error_details, retry_after=retry_after)
+
+
+class UnauthorizedException(UncorrectableLLMException):
+    """The service rejected our credentials. ``reason`` must never contain the credentials.
+
+    For a person who lacks access under the application's own rules, raise
+    :class:`PermissionDeniedException`.
+    """
+
+    def __init__(self, service_name: str, reason: str) -> None:
+        service = one_line(service_name, VALUE_LIMIT)
+        why = _clause(reason)
+        super().__init__(
+            f"{service} rejected our credentials: {why}",
+            llm_message=(
+                f"The service {service} rejected the tool's credentials: {why}. This needs the "
+                "tool's configuration fixed; a different call will not help."
+            ),
+        )
+        self._keep(service_name=service_name, reason=reason)
+
+
+class PermissionDeniedException(UncorrectableLLMException):
+    """The person the work runs for lacks access, by the application's own rules.
+
+    For credentials a service rejected, raise :class:`UnauthorizedException`.
+    """
+
+    def __init__(self, message: str) -> None:
+        why = _clause(message)
+        super().__init__(
+            f"Permission denied: {why}",
+            llm_message=(
+                f"Permission denied: {why}. The person this work runs for lacks access under "
+                "the application's rules; another call will not change that."
+            ),
+        )
+        self._keep(message=message)
+
+
+class SystemException(UncorrectableLLMException):
+    """An unexpected internal error, a bug. The model learns only that something broke.
+
+    The technical message and the cause go to the log; the model reads the fixed text
+    "A system error occurred in <component>. The operation could not be completed."
+    Anything raised outside the set reaches the model as one of these.
+    """
+
+    def __init__(
+        self, component: str, technical_message: str, cause: BaseException | None = None
+    ) -> None:
+        name = one_line(component, VALUE_LIMIT)
+        super().__init__(
+            f"{name}: {technical_message}",
+            llm_message=f"A system error occurred in {name}. The operation could not be completed.",
+        )
+        self.__cause__ = cause
+        self._keep(component=component, technical_message=technical_message)
+
+
+class JobCancelledException(UncorrectableLLMException):
+    """Raised by the runtime: the call was cancelled before it finished."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "The job was cancelled",
+            llm_message="The call was cancelled before it finished, so it produced no result.",
+        )
+        self._keep()
+
+
+class JobTimeoutException(UncorrectableLLMException):
+    """Raised by the runtime: the call ran past its time budget, in seconds."""
+
+    def __init__(self, budget: float) -> None:
+        if not (math.isfinite(budget) and budget >= 0):
+            raise ValueError(f"budget must be a finite number of seconds >= 0; got {budget!r}")
+        super().__init__(
+            f"The job exceeded its time budget of {seconds(budget)}",
+            llm_message=(
+                f"The call was stopped because it ran past its time budget of {seconds(budget)}, "
+                "so it produced no result."
+            ),
+        )
+        self._keep(budget=budget)
+
+
+class ContextOverflowException(UncorrectableLLMException):
+    """Raised by the runtime: the conversation does not fit the model's window after compaction."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "The conversation exceeds the model's context window even after compaction",
+            llm_message=(
+                "The work was stopped because the conversation no longer fits the model's "
+                "context window, even after compaction."
+            ),
+        )
+        self._keep()
+
+
+class PromptNotFoundException(UncorrectableLLMException):
+    """Raised by the runtime: no prompt source holds the key."""
+
+    def __init__(self, key: str) -> None:
+        shown = render_value(key)
+        super().__init__(
+            f"No prompt found for key {shown}",
+            llm_message=f"The work was stopped because no prompt is registered under the key {shown}.",
+        )
+        self._keep(key=key)
+
+
+class LLMReadableRuntimeException(LLMReadableException):
+    """The message-only family, for code that has only a message: callbacks, lambdas, hooks.
+
+    ``str(exc) == exc.llm_message ==`` the message given (cleaned: no ``\\r``, no control
+    characters, secrets masked, bounded). Tool code with structure raises the checked family.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self._keep(message=message)
+
+
+class CorrectableRuntimeLLMException(LLMReadableRuntimeException):
+    """A correctable failure raised from code with only a message to give."""
+
+    is_correctable = True
+
+
+class UncorrectableRuntimeLLMException(LLMReadableRuntimeException):
+    """An uncorrectable failure raised from code with only a message to give."""
+
+    is_correctable = False
+
+
+class QuotaExhaustedException(UncorrectableRuntimeLLMException):
+    """Raised by the runtime: the model provider's account has run out of money or quota."""
+
+    def __init__(
+        self, provider: str, account: str, model: str | None = None, detail: str | None = None
+    ) -> None:
+        text = f"The model provider {one_line(provider, VALUE_LIMIT)} has no quota left on account {one_line(account, VALUE_LIMIT)}"
+        if model is not None:
+            text += f" for model {one_line(model, VALUE_LIMIT)}"
+        text += f": {_clause(detail)}." if detail else "."
+        super().__init__(text)
+        self._keep(provider=provider, account=account, model=model, detail=detail)
+
+
+class SpendCapExceededException(UncorrectableRuntimeLLMException):
+    """Raised by the runtime: the work was refused under its workflow's spend cap."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"The spend cap was reached: {one_line(message)}")
+        self._keep(message=message)
+
+
+class ModelNotFoundException(UncorrectableRuntimeLLMException):
+    """Raised by the runtime: the model catalog holds no model with this id."""
+
+    def __init__(self, model_id: str) -> None:
+        super().__init__(f"The model catalog holds no model with the id {render_value(model_id)}.")
+        self._keep(model_id=model_id)
+
+
+class ProviderRefusalException(UncorrectableRuntimeLLMException):
+    """Raised by the runtime: the provider declined the call.
+
+    Carries ``model``, ``category`` and ``explanation`` for a caller that resubmits elsewhere.
+    """
+
+    def __init__(
+        self, model: str, category: str | None = None, explanation: str | None = None
+    ) -> None:
+        text = f"The provider of model {one_line(model, VALUE_LIMIT)} refused the call"
+        if category is not None:
+            text += f" (category: {one_line(category, VALUE_LIMIT)})"
+        text += f": {one_line(explanation)}" if explanation else "."
+        super().__init__(text)
+        self._keep(model=model, category=category, explanation=explanation)
+
+
+class UpstreamRetryException(Exception):
+    """A retry signal: the runner retries the call by itself, with backoff. Never model-facing.
+
+    Raise a subclass under a tool when the failure is transient and the same call should simply
+    be tried again (:class:`RateLimitRetryException`, :class:`OverloadRetryException`,
+    :class:`TransientErrorRetryException`). ``retry_after`` is a suggested delay in seconds. A
+    failure the model should hear about is an :class:`ExternalServiceException` instead.
+    ``unwrap`` and ``wrap_with_context`` re-raise a signal found in a cause chain as itself.
+    """
+
+    kind: ClassVar[str] = "retry"
+
+    def __init__(self, message: str = "", *, retry_after: float | None = None) -> None:
+        if retry_after is not None and not (math.isfinite(retry_after) and retry_after >= 0):
+            raise ValueError(
+                f"retry_after must be a finite number of seconds >= 0, or None; got {retry_after!r}"
+            )
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        state = dict(self.__dict__)
+        state["__cause__"] = _portable(self.__cause__)
+        return (_rebuild_signal, (type(self), self.message, self.retry_after), state)
+
+    def __repr__(self) -> str:
+        return redact(
+            f"{type(self).__name__}({_repr.repr(self.message)}, retry_after={self.retry_after!r})"
+        )
+
+
+def _rebuild_signal(
+    cls: type[UpstreamRetryException], message: str, retry_after: float | None
+) -> UpstreamRetryException:
+    return cls(message, retry_after=retry_after)
+
+
+class RateLimitRetryException(UpstreamRetryException):
+    """Retry signal: rate limited; wait (``retry_after`` when known) and try the same call."""
+
+    kind = "rate limit"
+
+
+class OverloadRetryException(UpstreamRetryException):
+    """Retry signal: the service is overloaded; back off and try the same call."""
+
+    kind = "overload"
+
+
+class TransientErrorRetryException(UpstreamRetryException):
+    """Retry signal: a transient error; try the same call again."""
+
+    kind = "transient error"
+
+
+_ABSTRACT = (LLMReadableException, LLMReadableCheckedException, LLMReadableRuntimeException)

@@ -1,0 +1,87 @@
+"""Rendering of values and messages into clean, bounded, secret-free model-facing text.
+
+Every string that reaches a model text passes through one of these helpers, so the rules of
+CONTRACT section 1 (no ``\\r``, no object reprs, no secrets, bounded size) hold in one place.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+
+from ._secrets import redact
+
+VALUE_LIMIT = 200
+"""Characters kept of a value the model sent (``invalid_value``, an identifier)."""
+
+MESSAGE_LIMIT = 2000
+"""Characters kept of a free-text field (a rule, error details, a reason, a message)."""
+
+# Headroom read past a limit before masking, so that a secret straddling the cut is still
+# recognised by its full shape and masked rather than half shown.
+_LOOKAHEAD = 256
+
+_WHITESPACE = re.compile(r"[\s\x00-\x1f\x7f\x85\u2028\u2029]+")
+_CONTROL_BUT_NEWLINE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f\x85\u2028\u2029]")
+_BLANK_LINES = re.compile(r"\n{3,}")
+
+
+def _bounded(text: str, limit: int, known: Iterable[str]) -> tuple[str, int]:
+    """Mask secrets in the head of ``text``; return the masked head and how much was cut."""
+    head = redact(text[: limit + _LOOKAHEAD], known)
+    cut = max(len(text) - limit - _LOOKAHEAD, 0) + max(len(head) - limit, 0)
+    return head[:limit], cut
+
+
+def _with_cut(text: str, cut: int) -> str:
+    return f"{text}... ({cut} more characters cut)" if cut else text
+
+
+def one_line(text: str, limit: int = MESSAGE_LIMIT, known: Iterable[str] = ()) -> str:
+    """Collapse whitespace and control characters to single spaces, mask secrets, bound length."""
+    head, cut = _bounded(text, limit, known)
+    return _with_cut(_WHITESPACE.sub(" ", head).strip(), cut)
+
+
+def clean_block(text: str, limit: int = MESSAGE_LIMIT, known: Iterable[str] = ()) -> str:
+    """Like :func:`one_line`, but keep single line breaks (``\\r\\n`` and ``\\r`` become ``\\n``)."""
+    head, cut = _bounded(text.replace("\r\n", "\n").replace("\r", "\n"), limit, known)
+    head = _CONTROL_BUT_NEWLINE.sub(" ", head)
+    head = "\n".join(line.strip() for line in head.split("\n"))
+    return _with_cut(_BLANK_LINES.sub("\n\n", head).strip(), cut)
+
+
+def render_value(value: object, limit: int = VALUE_LIMIT) -> str:
+    """Render a value the model sent as one bounded line, in the JSON the model wrote it in.
+
+    Strings are quoted with JSON escapes (so a ``\\n`` inside shows as ``\\n``, not as a line
+    break); numbers, booleans and None as JSON; lists and dicts as compact JSON; bytes and any
+    other object by their kind and size only, never by ``repr()``, which would show memory
+    addresses and internals the model cannot act on.
+    """
+    if isinstance(value, str):
+        head, cut = _bounded(value, limit, ())
+        return _with_cut(json.dumps(head, ensure_ascii=False), cut)
+    if value is None or isinstance(value, bool | int | float):
+        return json.dumps(value)  # NaN and infinity render as NaN / Infinity, like JavaScript
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"<{len(value)} bytes of binary data>"
+    if isinstance(value, list | tuple | dict):
+        try:
+            encoded = json.dumps(value, ensure_ascii=False, default=_kind_of)
+        except (ValueError, RecursionError):  # circular or absurdly deep structures
+            return f"<a {type(value).__name__} that cannot be shown>"
+        head, cut = _bounded(encoded, limit, ())
+        return _with_cut(_WHITESPACE.sub(" ", head), cut)
+    return _kind_of(value)
+
+
+def _kind_of(value: object) -> str:
+    return f"<a value of type {type(value).__name__}>"
+
+
+def seconds(value: float) -> str:
+    """``30.0`` -> ``"30 seconds"``, ``1`` -> ``"1 second"``, ``0.25`` -> ``"0.25 seconds"``."""
+    text = f"{value:.3f}".rstrip("0").rstrip(".")
+    return f"{text} second" if text == "1" else f"{text} seconds"

@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+pytest_plugins = ["pytester"]
+
+
+class TextSnapshotExtension(SingleFileSnapshotExtension):
+    """Model texts stored exactly as the model reads them, one reviewable .txt file each."""
+
+    _write_mode = WriteMode.TEXT
+    file_extension = "txt"
+
+
+@pytest.fixture
+def text_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    return snapshot.use_extension(TextSnapshotExtension)

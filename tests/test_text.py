@@ -1,0 +1,43 @@
+"""Rendering helpers for model-facing text."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_nucleo._text import clean_block, one_line, render_value, seconds
+
+
+def test_one_line_collapses_whitespace_and_control_characters() -> None:
+    assert one_line("a\r\n\tb\x00\x1b[31m  c\u2028d") == "a b [31m c d"
+
+
+def test_one_line_bounds_and_counts_the_cut() -> None:
+    assert one_line("abcdefghij" * 100, limit=10) == "abcdefghij... (990 more characters cut)"
+
+
+def test_a_secret_straddling_the_cut_is_masked_not_half_shown() -> None:
+    text = "x" * 95 + " sk-" + "A" * 40
+    assert "sk-AA" not in one_line(text, limit=100)
+
+
+def test_clean_block_keeps_single_line_breaks() -> None:
+    assert clean_block("one\r\ntwo\rthree\n\n\n\nfour\x07") == "one\ntwo\nthree\n\nfour"
+
+
+def test_render_value_never_shows_reprs() -> None:
+    class Custom:
+        def __repr__(self) -> str:
+            return "<Custom at 0xdeadbeef>"
+
+    assert render_value(Custom()) == "<a value of type Custom>"
+    assert render_value({"k": Custom()}) == '{"k": "<a value of type Custom>"}'
+    assert render_value(float("nan")) == "NaN"
+    assert render_value(bytearray(b"ab")) == "<2 bytes of binary data>"
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(1, "1 second"), (30.0, "30 seconds"), (0.25, "0.25 seconds"), (0, "0 seconds")],
+)
+def test_seconds(value: float, text: str) -> None:
+    assert seconds(value) == text
