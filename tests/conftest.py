@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hypothesis  # noqa: F401 - imported once here, not again in every in-process pytester run
 import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode

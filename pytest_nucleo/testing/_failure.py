@@ -1,0 +1,186 @@
+"""Assertions on how a call failed: the class, its correctability, and the text the model reads."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any, Protocol
+
+import pytest
+
+import pytest_nucleo
+from pytest_nucleo import (
+    LLMReadableException,
+    SystemException,
+    UpstreamRetryException,
+    unwrap,
+)
+
+
+class LLMText(str):
+    """A model-facing text. Compared with ``==`` against another string, a failure shows a
+    line diff of the two texts (see the plugin's ``pytest_assertrepr_compare``)."""
+
+    __slots__ = ()
+
+
+def failure_set() -> list[str]:
+    """The names of every class of the failure set a test can expect."""
+    return sorted(
+        name
+        for name in pytest_nucleo.__all__
+        if isinstance(cls := getattr(pytest_nucleo, name), type)
+        and issubclass(cls, LLMReadableException)
+    )
+
+
+class Failure:
+    """What a failed call left for the model; filled in when the ``fails_with`` block ends."""
+
+    exception: LLMReadableException
+    explanation: LLMText
+    """The exact ``explain_to_llm()`` text: what the model reads."""
+    llm_message: str
+
+    def _fill(self, exception: LLMReadableException) -> None:
+        self.exception = exception
+        self.explanation = LLMText(exception.explain_to_llm())
+        self.llm_message = exception.llm_message
+
+    def __repr__(self) -> str:
+        filled = getattr(self, "exception", None)
+        return f"<Failure {filled!r}>" if filled is not None else "<Failure (not yet failed)>"
+
+
+def _check_expectation(expected: Any, correctable: Any, caller: str) -> None:
+    if not (isinstance(expected, type) and issubclass(expected, LLMReadableException)):
+        raise TypeError(
+            f"{caller}() expects a class of the failure set, got {expected!r}. "
+            f"The set: {', '.join(failure_set())}."
+        )
+    if correctable is not None and not isinstance(correctable, bool):
+        raise TypeError(f"correctable must be True, False or None, got {correctable!r}")
+    fixed = getattr(expected, "is_correctable", None)
+    if correctable is not None and fixed is not None and fixed is not correctable:
+        raise ValueError(
+            f"{expected.__name__} is always {'correctable' if fixed else 'uncorrectable'}, so "
+            f"correctable={correctable} can never match: drop it or expect another class"
+        )
+
+
+def _technical(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    cause = exc.__cause__ or exc.__context__
+    return f"{text} (caused by {type(cause).__name__}: {cause})" if cause is not None else text
+
+
+def _mismatch(
+    got: BaseException | None, expected: type[LLMReadableException], correctable: bool | None
+) -> str | None:
+    """Why ``got`` does not meet the expectation, or None when it does."""
+    name = expected.__name__
+    if got is None:
+        return f"Expected the call to fail with {name}, but it returned normally."
+    if isinstance(got, UpstreamRetryException):
+        return (
+            f"Expected {name}, but a retry signal escaped: {type(got).__name__}. The runner "
+            "retries the call on a signal and the model never sees one; a tool test should "
+            "go through run_tool, or expect the failure the exhausted budget produces."
+        )
+    if not isinstance(got, LLMReadableException):
+        seen = unwrap(got, component="the tool")
+        return (
+            f"Expected {name}, but the call raised {type(got).__name__}, which is outside the "
+            f"failure set. The model would read it as:\n{seen.explain_to_llm()}\n"
+            f"Technical cause: {_technical(got)}\n"
+            f"Raise {name} where this fails, or decorate the tool with @llm_errors."
+        )
+    if isinstance(got, SystemException) and not issubclass(expected, SystemException):
+        return (
+            f"Expected {name}, but the failure reached the model as a SystemException, which "
+            f"tells it only that something broke:\n{got.explain_to_llm()}\n"
+            f"Technical cause: {_technical(got)}"
+        )
+    if not isinstance(got, expected):
+        return (
+            f"Expected {name}, but the call failed with {type(got).__name__}. "
+            f"The model read:\n{got.explain_to_llm()}"
+        )
+    if correctable is not None and got.is_correctable is not correctable:
+        return (
+            f"Expected a {'correctable' if correctable else 'uncorrectable'} {name}, but "
+            f"{type(got).__name__} is {'correctable' if got.is_correctable else 'uncorrectable'}. "
+            f"The model read:\n{got.explain_to_llm()}"
+        )
+    return None
+
+
+class fails_with:  # noqa: N801 - used like pytest.raises
+    """Like ``pytest.raises``, for the failure set: checks the class, its correctability, and
+    gives the text the model reads as ``.explanation``.
+
+    ``with fails_with(InvalidInputException, correctable=True) as failure: tool(...)``.
+    A foreign exception, or one that reached the model as a SystemException, fails with a
+    message that says so and shows the technical cause.
+    """
+
+    def __init__(
+        self, expected: type[LLMReadableException], *, correctable: bool | None = None
+    ) -> None:
+        __tracebackhide__ = True
+        _check_expectation(expected, correctable, "fails_with")
+        self.expected = expected
+        self.correctable = correctable
+        self.failure = Failure()
+
+    def __enter__(self) -> Failure:
+        return self.failure
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        __tracebackhide__ = True
+        if exc is not None and not isinstance(exc, Exception):
+            return False  # KeyboardInterrupt, CancelledError, pytest's own outcomes
+        problem = _mismatch(exc, self.expected, self.correctable)
+        if problem is not None:
+            pytest.fail(problem, pytrace=exc is not None)
+        assert isinstance(exc, LLMReadableException)
+        self.failure._fill(exc)
+        return True
+
+
+class _ResultLike(Protocol):
+    is_error: bool
+    text: str
+    exception: BaseException | None
+
+
+def assert_error_result(
+    result: _ResultLike, expected: type[LLMReadableException], *, correctable: bool | None = None
+) -> Failure:
+    """``fails_with`` for a ``ToolResult`` from ``run_tool``: the result is an error of class
+    ``expected`` and its text is exactly that exception's ``explain_to_llm()``."""
+    __tracebackhide__ = True
+    _check_expectation(expected, correctable, "assert_error_result")
+    if not result.is_error:
+        pytest.fail(
+            f"Expected an error result with {expected.__name__}, but the tool succeeded. "
+            f"The model read:\n{result.text}",
+            pytrace=False,
+        )
+    problem = _mismatch(result.exception, expected, correctable)
+    if problem is not None:
+        pytest.fail(problem, pytrace=False)
+    assert isinstance(result.exception, LLMReadableException)
+    failure = Failure()
+    failure._fill(result.exception)
+    if result.text != failure.explanation:
+        pytest.fail(
+            "The result's text is not its exception's explain_to_llm():\n"
+            f"text:\n{result.text}\nexplain_to_llm():\n{failure.explanation}",
+            pytrace=False,
+        )
+    return failure

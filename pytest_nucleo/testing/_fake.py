@@ -1,0 +1,441 @@
+"""A fake upstream for httpx clients, built on respx: statuses, timeouts, throttles, sequences.
+
+Strict by default: a request no route matches fails with an error naming the URL and the
+routes there are (never a fake timeout), and a route never called fails the test at teardown.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import format_datetime
+from types import TracebackType
+from typing import Any
+
+import httpx
+import respx
+from respx.mocks import DEFAULT_MOCKER, Mocker
+from respx.models import AllMockedAssertionError
+
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+
+DOCS = 'the README, section "fake_upstream"'
+
+
+class UnmatchedRequestError(AllMockedAssertionError):
+    """A request reached the fake upstream and no route matched it."""
+
+
+class UnexpectedCallError(AssertionError):
+    """A route with a finite sequence of outcomes was called more often than it has outcomes."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the upstream does for one request: answer with a response, or fail to."""
+
+    description: str
+    produce: Callable[[httpx.Request], httpx.Response]
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        return self.produce(request)
+
+
+def _check_status(status: object) -> int:
+    if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
+        raise ValueError(
+            f"unknown HTTP status {status!r}: give an int from 100 to 599, such as 404 or 503"
+        )
+    return status
+
+
+def respond(
+    status: int = 200,
+    *,
+    text: str | None = None,
+    json: Any = None,
+    content: bytes | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Outcome:
+    """Answer with ``status`` and at most one body: ``text``, ``json`` or raw ``content``."""
+    _check_status(status)
+    given = [
+        name for name, v in (("text", text), ("json", json), ("content", content)) if v is not None
+    ]
+    if len(given) > 1:
+        raise ValueError(f"respond() takes one body, got {' and '.join(given)}: pick one")
+    shown = f" {given[0]}" if given else ""
+
+    def produce(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            status, text=text, json=json, content=content, headers=headers, request=request
+        )
+
+    return Outcome(f"respond {status}{shown}", produce)
+
+
+def timeout() -> Outcome:
+    """The request was sent and no answer came in time (the server may have acted on it)."""
+
+    def produce(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("The read operation timed out", request=request)
+
+    return Outcome("read timeout", produce)
+
+
+def connect_error() -> Outcome:
+    """The connection was refused: nothing was sent."""
+
+    def produce(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
+
+    return Outcome("connection refused", produce)
+
+
+_THROTTLE_BODIES = {
+    429: '{"error": "Too Many Requests", "message": "Rate limit exceeded, slow down."}',
+    403: (
+        '{"message": "API rate limit exceeded for installation. Check the rate limit status '
+        'before retrying.", "documentation_url": "https://docs.example/rate-limits"}'
+    ),
+    401: '{"error": "rate_limited", "message": "Too many requests: rate limit exceeded."}',
+    503: '{"error": "Service Unavailable", "message": "Too many requests, slow down."}',
+}
+
+
+def throttle(
+    retry_after: float | str | None = None, *, status: int = 429, body: str | None = None
+) -> Outcome:
+    """The upstream says we call too fast: a 429 by default, or a 401/403/503 with a throttle
+    body. ``retry_after`` is seconds (sent as delay-seconds) or an HTTP-date string, sent as
+    the ``Retry-After`` header. To fake a malformed header, use ``respond(headers=...)``.
+    """
+    _check_status(status)
+    if body is None and status not in _THROTTLE_BODIES:
+        raise ValueError(
+            f"throttle(status={status}) has no realistic default body: use 429, 401, 403 or "
+            "503, or pass body= with what that upstream says when it throttles"
+        )
+    headers = {"Content-Type": "application/json"}
+    if isinstance(retry_after, str):
+        headers["Retry-After"] = retry_after
+    elif retry_after is not None:
+        if isinstance(retry_after, bool) or not (math.isfinite(retry_after) and retry_after >= 0):
+            raise ValueError(
+                f"retry_after must be a finite number of seconds >= 0 or an HTTP-date, got "
+                f"{retry_after!r}; to fake a malformed header, pass "
+                "respond(429, headers={'Retry-After': ...}) instead"
+            )
+        headers["Retry-After"] = str(math.ceil(retry_after))
+    answer = respond(status, text=body or _THROTTLE_BODIES[status], headers=headers)
+    wait = f", Retry-After {headers['Retry-After']}" if "Retry-After" in headers else ""
+    return Outcome(f"throttle {status}{wait}", answer.produce)
+
+
+def html_error(status: int = 500, *, size: int = 200_000) -> Outcome:
+    """A large HTML error page of about ``size`` bytes, as proxies and frameworks serve them."""
+    _check_status(status)
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ValueError(f"size must be a number of bytes >= 0, got {size!r}")
+    head = (
+        "<!DOCTYPE html><html><head><title>Internal Server Error</title>"
+        "<style>body{font-family:sans-serif}</style><script>var x = 1;</script></head>"
+        f"<body><h1>{status} Error</h1><p>The server encountered an internal error.</p>"
+    )
+    filler = "<div class='trace'>frame</div>"
+    page = head + filler * max(0, (size - len(head) - 14) // len(filler)) + "</body></html>"
+    answer = respond(status, text=page, headers={"Content-Type": "text/html; charset=utf-8"})
+    return Outcome(f"html error page {status} ({len(page)} bytes)", answer.produce)
+
+
+def not_json(status: int = 200) -> Outcome:
+    """A success status whose body is not the JSON a client asked for (a login page)."""
+    answer = respond(
+        status,
+        text="<html><body>Please sign in to continue.</body></html>",
+        headers={"Content-Type": "text/html"},
+    )
+    return Outcome(f"respond {status} with a body that is not JSON", answer.produce)
+
+
+def http_date(seconds_from_epoch: float) -> str:
+    """An RFC 9110 HTTP-date, for ``throttle(retry_after=http_date(...))``."""
+    return format_datetime(datetime.fromtimestamp(seconds_from_epoch, UTC), usegmt=True)
+
+
+class FakeRoute:
+    """One method and URL of the fake upstream, and what it does when called.
+
+    ``respond``, ``timeout``, ``connect_error``, ``throttle``, ``html_error`` and ``not_json``
+    make every call do the same; ``sequence(...)`` gives one outcome per call, in order, and a
+    call beyond the last fails the test.
+    """
+
+    def __init__(self, upstream: FakeUpstream, method: str, url: str) -> None:
+        self.method = method
+        self.url = url
+        self._upstream = upstream
+        self._outcomes: list[Outcome] = []
+        self._repeat = False
+        self._route = upstream.router.route(method=method, url=url)
+        self._route.side_effect = self._answer
+
+    def __repr__(self) -> str:
+        return f"<FakeRoute {self.describe()}>"
+
+    def describe(self) -> str:
+        if not self._outcomes:
+            plan = "no outcome set"
+        elif self._repeat:
+            plan = self._outcomes[0].description
+        else:
+            plan = "sequence: " + ", then ".join(o.description for o in self._outcomes)
+        return f"{self.method} {self.url} -> {plan}"
+
+    @property
+    def calls(self) -> list[httpx.Request]:
+        """The requests this route answered, in order."""
+        return [call.request for call in self._route.calls]
+
+    @property
+    def called(self) -> bool:
+        return bool(self._route.calls)
+
+    def _answer(self, request: httpx.Request) -> httpx.Response:
+        count = len(self._route.calls)  # calls recorded before this one
+        if not self._outcomes:
+            raise self._upstream._problem(
+                UnexpectedCallError(
+                    f"fake_upstream: {self.method} {self.url} was called but no "
+                    "outcome was set: call .respond(...), .timeout(), ... on it"
+                )
+            )
+        if self._repeat:
+            return self._outcomes[0](request)
+        if count >= len(self._outcomes):
+            raise self._upstream._problem(
+                UnexpectedCallError(
+                    f"fake_upstream: {self.method} {self.url} was called {count + 1} times, but "
+                    f"its sequence has {len(self._outcomes)} outcomes "
+                    f"({self.describe()}). Add outcomes to the sequence, or check why the "
+                    "tool calls again."
+                )
+            )
+        return self._outcomes[count](request)
+
+    def _always(self, outcome: Outcome) -> FakeRoute:
+        self._outcomes, self._repeat = [outcome], True
+        return self
+
+    def sequence(self, *outcomes: Outcome) -> FakeRoute:
+        """One outcome per call, in order: ``sequence(timeout(), respond(503), respond(200))``."""
+        if not outcomes or not all(isinstance(o, Outcome) for o in outcomes):
+            raise TypeError(
+                "sequence() takes one or more outcomes, built with the functions of "
+                "pytest_nucleo.testing: respond(...), timeout(), connect_error(), throttle(...), "
+                f"html_error(...), not_json(); got {outcomes!r}"
+            )
+        self._outcomes, self._repeat = list(outcomes), False
+        return self
+
+    def respond(
+        self,
+        status: int = 200,
+        *,
+        text: str | None = None,
+        json: Any = None,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> FakeRoute:
+        return self._always(respond(status, text=text, json=json, content=content, headers=headers))
+
+    def timeout(self) -> FakeRoute:
+        return self._always(timeout())
+
+    def connect_error(self) -> FakeRoute:
+        return self._always(connect_error())
+
+    def throttle(
+        self, retry_after: float | str | None = None, *, status: int = 429, body: str | None = None
+    ) -> FakeRoute:
+        return self._always(throttle(retry_after, status=status, body=body))
+
+    def html_error(self, status: int = 500, *, size: int = 200_000) -> FakeRoute:
+        return self._always(html_error(status, size=size))
+
+    def not_json(self, status: int = 200) -> FakeRoute:
+        return self._always(not_json(status))
+
+
+class _StrictRouter(respx.MockRouter):
+    """A respx router whose unmatched requests fail with our message, not a fake response."""
+
+    def __init__(self, upstream: FakeUpstream) -> None:
+        super().__init__(assert_all_called=False, assert_all_mocked=True)
+        self._upstream = upstream
+
+    def handler(self, request: httpx.Request) -> httpx.Response:
+        try:
+            return super().handler(request)
+        except UnmatchedRequestError:
+            raise
+        except AllMockedAssertionError:
+            raise self._upstream._unmatched(request) from None
+
+    async def async_handler(self, request: httpx.Request) -> httpx.Response:
+        try:
+            return await super().async_handler(request)
+        except UnmatchedRequestError:
+            raise
+        except AllMockedAssertionError:
+            raise self._upstream._unmatched(request) from None
+
+
+class FakeUpstream:
+    """The upstream services a tool calls over httpx, faked with respx.
+
+    As a fixture: ``fake_upstream``. As a context manager, for one hypothesis example at a
+    time: ``with FakeUpstream() as upstream: ...``. On exit it checks that every route was
+    called (unless ``assert_all_called=False``) and that no request went unmatched.
+    """
+
+    def __init__(self, *, assert_all_called: bool = True, base_url: str | None = None) -> None:
+        self.assert_all_called = assert_all_called
+        self.base_url = base_url
+        self.router = _StrictRouter(self)
+        self.routes: list[FakeRoute] = []
+        self.problems: list[AssertionError] = []
+        self._started = False
+
+    # -- routes ---------------------------------------------------------------------------
+
+    def route(self, method: str, url: str) -> FakeRoute:
+        """The route for ``method`` and ``url``; say what it does with ``.respond(...)`` & co.
+
+        ``url`` is absolute, or relative to ``base_url``. A route without a query string
+        matches requests with any query.
+        """
+        upper = method.upper() if isinstance(method, str) else method
+        if upper not in METHODS:
+            raise ValueError(f"unknown HTTP method {method!r}: use one of {', '.join(METHODS)}")
+        full = self._absolute(url)
+        route = FakeRoute(self, upper, full)
+        self.routes.append(route)
+        return route
+
+    def _absolute(self, url: str) -> str:
+        if not isinstance(url, str):
+            raise TypeError(
+                f"url must be a string such as 'https://api.example/items', got {url!r}"
+            )
+        if self.base_url is not None and not url.startswith(("http://", "https://")):
+            url = self.base_url.rstrip("/") + "/" + url.lstrip("/")
+        parsed = httpx.URL(url)
+        if parsed.scheme not in ("http", "https") or not parsed.host:
+            raise ValueError(
+                f"the route URL {url!r} can never match a request: give an absolute http(s) URL "
+                "such as 'https://api.example/items/1', or set base_url (marker "
+                "@pytest.mark.nucleo(base_url=...) or FakeUpstream(base_url=...))"
+            )
+        return url
+
+    def get(self, url: str) -> FakeRoute:
+        return self.route("GET", url)
+
+    def post(self, url: str) -> FakeRoute:
+        return self.route("POST", url)
+
+    def put(self, url: str) -> FakeRoute:
+        return self.route("PUT", url)
+
+    def patch(self, url: str) -> FakeRoute:
+        return self.route("PATCH", url)
+
+    def delete(self, url: str) -> FakeRoute:
+        return self.route("DELETE", url)
+
+    @property
+    def requests(self) -> list[httpx.Request]:
+        """Every request the fake upstream saw, matched or not, in order."""
+        return [call.request for call in self.router.calls]
+
+    # -- strictness -----------------------------------------------------------------------
+
+    def _problem(self, error: AssertionError) -> AssertionError:
+        self.problems.append(error)
+        return error
+
+    def _unmatched(self, request: httpx.Request) -> UnmatchedRequestError:
+        routes = "\n".join(f"  {r.describe()}" for r in self.routes) or "  (none)"
+        error = UnmatchedRequestError(
+            f"fake_upstream: no route matches {request.method} {request.url}.\n"
+            f"Routes:\n{routes}\n"
+            "Add a route for it, e.g. fake_upstream.get(url).respond(200, json=...). "
+            f"See {DOCS}"
+        )
+        self._problem(error)
+        return error
+
+    def verify(self) -> None:
+        """Fail when a request went unmatched, a sequence ran out, or a route was never called."""
+        __tracebackhide__ = True
+        messages = [str(p) for p in self.problems]
+        if self.assert_all_called:
+            unused = [r for r in self.routes if not r.called]
+            if unused:
+                listed = "\n".join(f"  {r.describe()}" for r in unused)
+                messages.append(
+                    f"fake_upstream: {len(unused)} route(s) were never called:\n{listed}\n"
+                    "Remove them, or mark the test @pytest.mark.nucleo(assert_all_called=False) "
+                    "if calling them is optional."
+                )
+        if messages:
+            raise AssertionError("\n\n".join(messages))
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> FakeUpstream:
+        _refuse_other_mocks()
+        self.router.start()
+        self._started = True
+        return self
+
+    def stop(self) -> None:
+        if self._started:
+            self._started = False
+            self.router.stop(quiet=True)
+
+    def __enter__(self) -> FakeUpstream:
+        return self.start()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        __tracebackhide__ = True
+        self.stop()
+        if exc is None:
+            self.verify()
+
+
+def _refuse_other_mocks() -> None:
+    """Two mocks patching one client answer in an order nobody chose: refuse to start."""
+    live = Mocker.registry[DEFAULT_MOCKER].routers
+    if live:
+        raise RuntimeError(
+            "fake_upstream cannot start: another respx router is already active (the respx_mock "
+            "fixture, @respx.mock, or another FakeUpstream). Two mocks would both answer "
+            "requests. Use fake_upstream alone, or its router (fake_upstream.router) for raw respx "
+            "routes."
+        )
+    transport = httpx.HTTPTransport.handle_request
+    if getattr(transport, "__module__", "httpx").split(".")[0] != "httpx":
+        raise RuntimeError(
+            "fake_upstream cannot start: httpx's transport is already patched by "
+            f"{transport.__module__} (pytest-httpx's httpx_mock, most likely), which would answer "
+            "every request before respx sees it. Use one HTTP mock per test."
+        )

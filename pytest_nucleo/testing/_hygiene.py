@@ -1,0 +1,58 @@
+"""The hygiene check for model-facing text (CONTRACT section 1 and 6)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import pytest
+
+from pytest_nucleo._secrets import redact
+
+DEFAULT_MAX_LENGTH = 8000
+"""A model text longer than this is treated as unbounded: no text of the set comes near it."""
+
+_STACK_TRACE = re.compile(r"Traceback \(most recent call last\)|File \"[^\"]*\", line \d+")
+_OBJECT_REPR = re.compile(r"<[\w.]+ (?:object|at) (?:at )?0x[0-9a-fA-F]+>|\b0x[0-9a-fA-F]{6,}\b")
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f\x85\u2028\u2029]")
+
+
+def text_problems(
+    text: object, *, secrets: Iterable[str] = (), max_length: int = DEFAULT_MAX_LENGTH
+) -> list[str]:
+    """Every hygiene problem of ``text``, as sentences; empty when it is clean."""
+    if not isinstance(text, str):
+        return [f"a model text must be a str, got {type(text).__name__}"]
+    problems = []
+    if not text.strip():
+        problems.append("it is empty: the model learns nothing")
+    if match := _STACK_TRACE.search(text):
+        problems.append(f"it holds a stack trace ({match.group(0)!r})")
+    if match := _OBJECT_REPR.search(text):
+        problems.append(f"it holds an object repr or memory address ({match.group(0)!r})")
+    if match := _CONTROL.search(text):
+        problems.append(
+            f"it holds the control character U+{ord(match.group(0)):04X} at offset {match.start()}"
+        )
+    if len(text) > max_length:
+        problems.append(f"it is {len(text)} characters long, over the bound of {max_length}")
+    leaked = [s for s in secrets if s and s in text]
+    if leaked:
+        shown = ", ".join(f"{s[:4]}..." for s in leaked)
+        problems.append(f"it holds {len(leaked)} planted secret(s) ({shown})")
+    elif redact(text) != text:
+        problems.append("it holds a secret-looking token or a URL with userinfo or a query string")
+    return problems
+
+
+def assert_clean_llm_text(
+    text: object, *, secrets: Iterable[str] = (), max_length: int = DEFAULT_MAX_LENGTH
+) -> None:
+    """Fail when a model-facing text has a stack trace, an object repr or address, a control
+    character (``\\r`` included), no content, more than ``max_length`` characters, one of the
+    planted ``secrets``, or any secret-looking token."""
+    __tracebackhide__ = True
+    problems = text_problems(text, secrets=secrets, max_length=max_length)
+    if problems:
+        listed = "\n".join(f"- {p}" for p in problems)
+        pytest.fail(f"The model text is not clean:\n{listed}\nThe text:\n{text}", pytrace=False)
