@@ -95,9 +95,9 @@ def sample(request: pytest.FixtureRequest) -> LLMReadableException:
 
 
 def test_explanation_snapshot(
-    sample: LLMReadableException, text_snapshot: SnapshotAssertion
+    sample: LLMReadableException, llm_snapshot: SnapshotAssertion
 ) -> None:
-    assert sample.explain_to_llm() == text_snapshot
+    assert sample.explain_to_llm() == llm_snapshot
 
 
 def test_explanation_is_message_then_hint_by_correctability(sample: LLMReadableException) -> None:

@@ -40,11 +40,11 @@ def test_the_two_commands_are_documented() -> None:
     assert ci.rstrip().endswith("python -m pytest")
 
 
-def test_demo_prints_what_the_model_reads(text_snapshot: SnapshotAssertion) -> None:
+def test_demo_prints_what_the_model_reads(llm_snapshot: SnapshotAssertion) -> None:
     result = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "demo.py")],
         capture_output=True,
         text=True,
         check=True,
     )
-    assert result.stdout == text_snapshot
+    assert result.stdout == llm_snapshot

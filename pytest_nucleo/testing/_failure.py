@@ -107,7 +107,7 @@ def _mismatch(
         )
     if correctable is not None and got.is_correctable is not correctable:
         return (
-            f"Expected a {'correctable' if correctable else 'uncorrectable'} {name}, but "
+            f"Expected {'a correctable' if correctable else 'an uncorrectable'} {name}, but "
             f"{type(got).__name__} is {'correctable' if got.is_correctable else 'uncorrectable'}. "
             f"The model read:\n{got.explain_to_llm()}"
         )

@@ -1,0 +1,208 @@
+"""fails_with, assert_error_result, the hygiene check and the model-text diff."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pytest
+
+import pytest_nucleo as nucleo
+from pytest_nucleo.testing import (
+    LLMText,
+    assert_clean_llm_text,
+    assert_error_result,
+    fails_with,
+    failure_set,
+)
+
+FAIL = pytest.fail.Exception
+
+
+def not_found() -> None:
+    raise nucleo.ResourceNotFoundException("order", "99")
+
+
+def test_fails_with_exposes_what_the_model_reads() -> None:
+    with fails_with(nucleo.ResourceNotFoundException, correctable=True) as failure:
+        not_found()
+    assert type(failure.exception) is nucleo.ResourceNotFoundException
+    assert failure.explanation == failure.exception.explain_to_llm()
+    assert isinstance(failure.explanation, LLMText)
+    assert failure.llm_message == failure.exception.llm_message
+
+
+def test_fails_with_accepts_a_parent_class() -> None:
+    with fails_with(nucleo.CorrectableLLMException, correctable=True):
+        not_found()
+
+
+def test_fails_with_when_nothing_fails() -> None:
+    with pytest.raises(FAIL, match="Expected the call to fail with InvalidInputException, but it"):  # noqa: SIM117
+        with fails_with(nucleo.InvalidInputException):
+            pass
+
+
+def test_fails_with_a_foreign_exception_says_so_and_shows_the_cause() -> None:
+    with pytest.raises(FAIL) as info:  # noqa: SIM117
+        with fails_with(nucleo.InvalidInputException):
+            {}["eta"]  # noqa: B018
+    message = str(info.value)
+    assert "the call raised KeyError, which is outside the failure set" in message
+    assert "A system error occurred in the tool." in message
+    assert "Technical cause: KeyError: 'eta'" in message
+    assert "decorate the tool with @llm_errors" in message
+
+
+def test_fails_with_a_system_exception_says_so() -> None:
+    with pytest.raises(FAIL) as info:  # noqa: SIM117
+        with fails_with(nucleo.ExternalServiceException):
+            raise nucleo.SystemException("orders", "KeyError: 'eta'", KeyError("eta"))
+    message = str(info.value)
+    assert "reached the model as a SystemException" in message
+    assert (
+        "Technical cause: SystemException: orders: KeyError: 'eta' (caused by KeyError" in message
+    )
+
+
+def test_fails_with_wrong_class_shows_the_model_text() -> None:
+    with pytest.raises(
+        FAIL, match=r"(?s)Expected InvalidInputException, but the call failed with Reso.*No order"
+    ):  # noqa: SIM117
+        with fails_with(nucleo.InvalidInputException):
+            not_found()
+
+
+def test_fails_with_wrong_correctability() -> None:
+    with pytest.raises(
+        FAIL,
+        match="Expected an uncorrectable LLMReadableRuntimeException, but CorrectableRuntimeLLMExc",
+    ):  # noqa: SIM117
+        with fails_with(nucleo.LLMReadableRuntimeException, correctable=False):
+            raise nucleo.CorrectableRuntimeLLMException("try again")
+
+
+def test_fails_with_a_retry_signal() -> None:
+    with pytest.raises(FAIL, match="a retry signal escaped: OverloadRetryException"):  # noqa: SIM117
+        with fails_with(nucleo.ExternalServiceException):
+            raise nucleo.OverloadRetryException("busy")
+
+
+def test_fails_with_lets_interrupts_through() -> None:
+    with pytest.raises(KeyboardInterrupt), fails_with(nucleo.ExternalServiceException):
+        raise KeyboardInterrupt
+
+
+def test_fails_with_a_class_outside_the_set_lists_the_set() -> None:
+    with pytest.raises(TypeError) as info:
+        fails_with(KeyError)  # type: ignore[arg-type]
+    message = str(info.value)
+    assert message.startswith(
+        "fails_with() expects a class of the failure set, got <class 'KeyError'>"
+    )
+    for name in ("InvalidInputException", "SystemException", "UpstreamThrottleException"):
+        assert name in message
+    assert set(failure_set()) >= {"InvalidInputException", "LLMReadableException"}
+
+
+def test_fails_with_an_impossible_correctability() -> None:
+    with pytest.raises(ValueError, match="InvalidInputException is always correctable"):
+        fails_with(nucleo.InvalidInputException, correctable=False)
+    with pytest.raises(TypeError, match="correctable must be True, False or None, got 'yes'"):
+        fails_with(nucleo.InvalidInputException, correctable="yes")  # type: ignore[arg-type]
+
+
+@dataclass
+class Result:
+    is_error: bool
+    text: str
+    exception: BaseException | None = None
+
+
+def test_assert_error_result() -> None:
+    exc = nucleo.ResourceNotFoundException("order", "99")
+    failure = assert_error_result(
+        Result(True, exc.explain_to_llm(), exc), nucleo.ResourceNotFoundException, correctable=True
+    )
+    assert failure.exception is exc
+    with pytest.raises(FAIL, match="but the tool succeeded. The model read:\n"):
+        assert_error_result(Result(False, '{"id": 1}'), nucleo.ResourceNotFoundException)
+    with pytest.raises(FAIL, match="The result's text is not its exception's explain_to_llm"):
+        assert_error_result(Result(True, "other", exc), nucleo.ResourceNotFoundException)
+    with pytest.raises(FAIL, match="Expected ExternalServiceException, but the call failed with"):
+        assert_error_result(
+            Result(True, exc.explain_to_llm(), exc), nucleo.ExternalServiceException
+        )
+
+
+# --- hygiene -------------------------------------------------------------------------------
+
+
+def test_clean_texts_pass() -> None:
+    for make in (
+        lambda: nucleo.InvalidInputException("q", "x\r\ny", "must be one line"),
+        lambda: nucleo.SystemException("c", "Traceback (most recent call last): ..."),
+        lambda: nucleo.ExternalServiceException("S", "GET https://u:p@x.example/a?api_key=k"),
+    ):
+        assert_clean_llm_text(make().explain_to_llm())
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("", "it is empty"),
+        (
+            'Traceback (most recent call last):\n  File "t.py", line 3, in f',
+            "it holds a stack trace",
+        ),
+        (
+            "failed: <app.Client object at 0x7f3a2b1c9d00>",
+            "it holds an object repr or memory address",
+        ),
+        ("two\r\nlines", "it holds the control character U+000D at offset 3"),
+        ("bell\x07", "it holds the control character U+0007"),
+        ("x" * 9000, "it is 9000 characters long, over the bound of 8000"),
+        ("key sk-abcdefghijklmnopqrstuvwx rejected", "it holds a secret-looking token"),
+        ("see https://api.example/x?token=abc", "or a URL with userinfo or a query string"),
+    ],
+)
+def test_each_hygiene_problem_is_named(text: str, problem: str) -> None:
+    with pytest.raises(FAIL) as info:
+        assert_clean_llm_text(text)
+    assert problem in str(info.value)
+    assert "The model text is not clean:" in str(info.value)
+
+
+def test_planted_secrets_are_found() -> None:
+    with pytest.raises(FAIL, match=re.escape("it holds 1 planted secret(s) (cana...)")):
+        assert_clean_llm_text("the server echoed canary-4711", secrets=["canary-4711"])
+
+
+# --- the model-text diff -------------------------------------------------------------------
+
+
+def test_model_text_comparison_shows_a_line_diff(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest_nucleo as nucleo
+        from pytest_nucleo.testing import fails_with
+
+        def test_text():
+            with fails_with(nucleo.ResourceNotFoundException) as failure:
+                raise nucleo.ResourceNotFoundException("order", "99")
+            assert failure.explanation == "No order 99.\\n[This error may be correctable - you can retry with different parameters or try a different approach]"
+
+        def test_plain_strings_keep_pytest_diff():
+            assert "abc" == "abd"
+        """
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*model texts differ (- expected, + actual):",
+            "*- No order 99.",
+            '*+ No order was found with the identifier "99"*',
+        ]
+    )
+    assert result.stdout.str().count("model texts differ") == 1
