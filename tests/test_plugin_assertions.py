@@ -38,15 +38,16 @@ def test_fails_with_accepts_a_parent_class() -> None:
 
 
 def test_fails_with_when_nothing_fails() -> None:
-    with pytest.raises(FAIL, match="Expected the call to fail with InvalidInputException, but it"):  # noqa: SIM117
-        with fails_with(nucleo.InvalidInputException):
-            pass
+    with (
+        pytest.raises(FAIL, match="Expected the call to fail with InvalidInputException, but it"),
+        fails_with(nucleo.InvalidInputException),
+    ):
+        pass
 
 
 def test_fails_with_a_foreign_exception_says_so_and_shows_the_cause() -> None:
-    with pytest.raises(FAIL) as info:  # noqa: SIM117
-        with fails_with(nucleo.InvalidInputException):
-            {}["eta"]  # noqa: B018
+    with pytest.raises(FAIL) as info, fails_with(nucleo.InvalidInputException):
+        {}["eta"]
     message = str(info.value)
     assert "the call raised KeyError, which is outside the failure set" in message
     assert "A system error occurred in the tool." in message
@@ -55,9 +56,8 @@ def test_fails_with_a_foreign_exception_says_so_and_shows_the_cause() -> None:
 
 
 def test_fails_with_a_system_exception_says_so() -> None:
-    with pytest.raises(FAIL) as info:  # noqa: SIM117
-        with fails_with(nucleo.ExternalServiceException):
-            raise nucleo.SystemException("orders", "KeyError: 'eta'", KeyError("eta"))
+    with pytest.raises(FAIL) as info, fails_with(nucleo.ExternalServiceException):
+        raise nucleo.SystemException("orders", "KeyError: 'eta'", KeyError("eta"))
     message = str(info.value)
     assert "reached the model as a SystemException" in message
     assert (
@@ -66,26 +66,33 @@ def test_fails_with_a_system_exception_says_so() -> None:
 
 
 def test_fails_with_wrong_class_shows_the_model_text() -> None:
-    with pytest.raises(
-        FAIL, match=r"(?s)Expected InvalidInputException, but the call failed with Reso.*No order"
-    ):  # noqa: SIM117
-        with fails_with(nucleo.InvalidInputException):
-            not_found()
+    with (
+        pytest.raises(
+            FAIL,
+            match=r"(?s)Expected InvalidInputException, but the call failed with Reso.*No order",
+        ),
+        fails_with(nucleo.InvalidInputException),
+    ):
+        not_found()
 
 
 def test_fails_with_wrong_correctability() -> None:
-    with pytest.raises(
-        FAIL,
-        match="Expected an uncorrectable LLMReadableRuntimeException, but CorrectableRuntimeLLMExc",
-    ):  # noqa: SIM117
-        with fails_with(nucleo.LLMReadableRuntimeException, correctable=False):
-            raise nucleo.CorrectableRuntimeLLMException("try again")
+    with (
+        pytest.raises(
+            FAIL,
+            match="Expected an uncorrectable LLMReadableRuntimeException, but CorrectableRuntimeLLMExc",
+        ),
+        fails_with(nucleo.LLMReadableRuntimeException, correctable=False),
+    ):
+        raise nucleo.CorrectableRuntimeLLMException("try again")
 
 
 def test_fails_with_a_retry_signal() -> None:
-    with pytest.raises(FAIL, match="a retry signal escaped: OverloadRetryException"):  # noqa: SIM117
-        with fails_with(nucleo.ExternalServiceException):
-            raise nucleo.OverloadRetryException("busy")
+    with (
+        pytest.raises(FAIL, match="a retry signal escaped: OverloadRetryException"),
+        fails_with(nucleo.ExternalServiceException),
+    ):
+        raise nucleo.OverloadRetryException("busy")
 
 
 def test_fails_with_lets_interrupts_through() -> None:
@@ -125,7 +132,7 @@ def test_assert_error_result() -> None:
         Result(True, exc.explain_to_llm(), exc), nucleo.ResourceNotFoundException, correctable=True
     )
     assert failure.exception is exc
-    with pytest.raises(FAIL, match="but the tool succeeded. The model read:\n"):
+    with pytest.raises(FAIL, match=r"but the tool succeeded\. The model read:"):
         assert_error_result(Result(False, '{"id": 1}'), nucleo.ResourceNotFoundException)
     with pytest.raises(FAIL, match="The result's text is not its exception's explain_to_llm"):
         assert_error_result(Result(True, "other", exc), nucleo.ResourceNotFoundException)
