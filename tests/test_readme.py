@@ -16,15 +16,27 @@ ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 BLOCKS = re.findall(r"```(\w+)\n(.*?)```", README, flags=re.DOTALL)
 PYTHON = [code for lang, code in BLOCKS if lang == "python"]
+SCRIPTS = [code for code in PYTHON if "def test_" not in code]
+TESTS = [code for code in PYTHON if "def test_" in code]
 
 
-@pytest.mark.parametrize("code", PYTHON, ids=[f"block{n}" for n in range(len(PYTHON))])
+@pytest.mark.parametrize("code", SCRIPTS, ids=[f"script{n}" for n in range(len(SCRIPTS))])
 def test_python_block_runs(code: str) -> None:
     exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
 
 
+@pytest.mark.parametrize("code", TESTS, ids=[f"tests{n}" for n in range(len(TESTS))])
+def test_test_block_passes(pytester: pytest.Pytester, code: str) -> None:
+    pytester.makepyfile(test_readme_block=code)
+    result = pytester.runpytest("--snapshot-update")
+    assert result.ret == 0, result.stdout.str()
+    assert result.parseoutcomes()["passed"] == code.count("def test_")
+    pytester.runpytest().assert_outcomes(passed=code.count("def test_"))
+
+
 def test_printed_output_shown_in_the_readme_is_true() -> None:
-    first, shown = PYTHON[0], next(code for lang, code in BLOCKS if lang == "text")
+    first = next(code for code in SCRIPTS if "print(failure.explain_to_llm())" in code)
+    shown = next(code for lang, code in BLOCKS if lang == "text")
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(first, "README.md", "exec"), {"__name__": "readme"})
