@@ -432,10 +432,14 @@ def _refuse_other_mocks() -> None:
             "requests. Use fake_upstream alone, or its router (fake_upstream.router) for raw respx "
             "routes."
         )
-    transport = httpx.HTTPTransport.handle_request
-    if getattr(transport, "__module__", "httpx").split(".")[0] != "httpx":
-        raise RuntimeError(
-            "fake_upstream cannot start: httpx's transport is already patched by "
-            f"{transport.__module__} (pytest-httpx's httpx_mock, most likely), which would answer "
-            "every request before respx sees it. Use one HTTP mock per test."
-        )
+    for handler in (
+        httpx.HTTPTransport.handle_request,
+        httpx.AsyncHTTPTransport.handle_async_request,
+    ):
+        owner = getattr(handler, "__module__", None) or "httpx"
+        if owner.split(".")[0] != "httpx":
+            raise RuntimeError(
+                f"fake_upstream cannot start: httpx's transport is already patched by {owner} "
+                "(pytest-httpx's httpx_mock, most likely), which would answer every request "
+                "before respx sees it. Use one HTTP mock per test."
+            )
