@@ -7,6 +7,7 @@ syrupy nor hypothesis; each fixture imports what it needs when it runs.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,22 @@ if TYPE_CHECKING:
 MARKER_OPTIONS = ("assert_all_called", "base_url")
 
 _call_failed = pytest.StashKey[bool]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("nucleo", "pytest-nucleo failure contract")
+    group.addoption(
+        "--nucleo-report",
+        metavar="PATH",
+        default=None,
+        help="write the failure matrix seen in the run to PATH.json and PATH.md",
+    )
+    group.addoption(
+        "--nucleo-strict",
+        action="store_true",
+        default=False,
+        help="fail the run when a tool leaked a foreign exception or produced an unclean text",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -106,3 +123,51 @@ def pytest_assertrepr_compare(
 
     diff = difflib.ndiff(right.splitlines(), left.splitlines())
     return ["model texts differ (- expected, + actual):", *(line.rstrip("\n") for line in diff)]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """pytest-xdist: merge a finished worker's observations on the controller."""
+    from pytest_nucleo.testing._report import merge_worker
+
+    merge_worker(node.config, getattr(node, "workeroutput", {}))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    from pytest_nucleo.testing import _report
+
+    config = session.config
+    if hasattr(config, "workerinput"):
+        _report.ship_from_worker(config)
+        return
+    entries = _report.observations(config)
+    path = config.getoption("--nucleo-report")
+    if path:
+        _report.write_reports(path, entries)
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_file and entries:
+        with open(summary_file, "a", encoding="utf-8") as out:
+            out.write(_report.markdown(entries))
+    if config.getoption("--nucleo-strict") and _report.strict_problems(entries):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    from pytest_nucleo.testing import _report
+
+    entries = _report.observations(config)
+    if not entries:
+        return
+    write = terminalreporter.write_line
+    terminalreporter.section("nucleo failure matrix")
+    for line in _report.terminal_lines(entries):
+        write(line)
+    write(_report.summary(entries))
+    path = config.getoption("--nucleo-report")
+    if path:
+        write(f"report written to {', '.join(str(p) for p in _report.report_paths(path))}")
+    problems = _report.strict_problems(entries)
+    if problems and config.getoption("--nucleo-strict"):
+        write("--nucleo-strict failed the run:", red=True)
+        for problem in problems:
+            write(f"  {problem}", red=True)

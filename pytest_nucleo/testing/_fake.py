@@ -225,7 +225,10 @@ class FakeRoute:
             )
         return self._outcomes[count](request)
 
-    def _always(self, outcome: Outcome) -> FakeRoute:
+    def always(self, outcome: Outcome) -> FakeRoute:
+        """Every call gets ``outcome``."""
+        if not isinstance(outcome, Outcome):
+            raise TypeError(f"always() takes an outcome such as respond(404), got {outcome!r}")
         self._outcomes, self._repeat = [outcome], True
         return self
 
@@ -249,24 +252,24 @@ class FakeRoute:
         content: bytes | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> FakeRoute:
-        return self._always(respond(status, text=text, json=json, content=content, headers=headers))
+        return self.always(respond(status, text=text, json=json, content=content, headers=headers))
 
     def timeout(self) -> FakeRoute:
-        return self._always(timeout())
+        return self.always(timeout())
 
     def connect_error(self) -> FakeRoute:
-        return self._always(connect_error())
+        return self.always(connect_error())
 
     def throttle(
         self, retry_after: float | str | None = None, *, status: int = 429, body: str | None = None
     ) -> FakeRoute:
-        return self._always(throttle(retry_after, status=status, body=body))
+        return self.always(throttle(retry_after, status=status, body=body))
 
     def html_error(self, status: int = 500, *, size: int = 200_000) -> FakeRoute:
-        return self._always(html_error(status, size=size))
+        return self.always(html_error(status, size=size))
 
     def not_json(self, status: int = 200) -> FakeRoute:
-        return self._always(not_json(status))
+        return self.always(not_json(status))
 
 
 class _StrictRouter(respx.MockRouter):
@@ -405,7 +408,7 @@ class FakeUpstream:
     def stop(self) -> None:
         if self._started:
             self._started = False
-            self.router.stop(quiet=True)
+            self.router.stop(clear=False, reset=False, quiet=True)  # keep calls for verify()
 
     def __enter__(self) -> FakeUpstream:
         return self.start()

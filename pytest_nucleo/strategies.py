@@ -1,0 +1,409 @@
+"""Hypothesis strategies for the failure contract: statuses, Retry-After values, error bodies,
+transport failures, and whole search and fetch scenarios.
+
+Imported only on request (``from pytest_nucleo import strategies as nst``). Strategies follow
+hypothesis' own style: plural nouns, keyword-only options, strategies as arguments, and
+``InvalidArgument`` for a bad option, raised when the test runs. A scenario knows how to arrange
+the fake upstream for one example and what the contract expects, so a property test is::
+
+    @given(nst.fetch_scenarios())
+    def test_get_order(scenario):
+        scenario.verify(get_order, {"number": "00000042"}, endpoint="GET https://shop.example/orders/00000042")
+
+Snapshots don't belong inside ``@given`` (hypothesis numbers them in generation order); snapshot
+the enumerated matrix of ``ToolContract`` and use these for invariants.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from typing import Any, TypeVar
+
+import httpx
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+from pytest_nucleo.testing._fake import Outcome, connect_error, respond, throttle, timeout
+from pytest_nucleo.testing._scenarios import (
+    CANARIES,
+    KINDS,
+    NOT_JSON,
+    OUTAGE,
+    Expectation,
+    Kind,
+    Scenario,
+    status_expectation,
+)
+
+from . import ExternalServiceException
+
+T = TypeVar("T")
+
+MAPPED_STATUSES = (400, 401, 403, 404, 413, 422, 429, 500, 502, 503)
+BODY_KINDS = ("json", "html", "text", "empty", "huge", "binary", "secret")
+HUGE_BODY_SIZE = 256 * 1024
+
+__all__ = [
+    "BODY_KINDS",
+    "MAPPED_STATUSES",
+    "ErrorBody",
+    "RetryAfterValue",
+    "error_bodies",
+    "fetch_scenarios",
+    "http_statuses",
+    "retry_after_values",
+    "scenarios",
+    "search_scenarios",
+    "transport_failures",
+]
+
+
+def _lazily(build: Callable[[], st.SearchStrategy[T]]) -> st.SearchStrategy[T]:
+    """Defer building (and validating options) until the strategy is used, as hypothesis does."""
+    return st.deferred(build)
+
+
+def _check_strategy(name: str, value: object) -> None:
+    if not isinstance(value, st.SearchStrategy):
+        raise InvalidArgument(f"{name}={value!r} must be a hypothesis strategy")
+
+
+# -- statuses and Retry-After ----------------------------------------------------------------
+
+
+def http_statuses(*, min_value: int = 400, max_value: int = 599) -> st.SearchStrategy[int]:
+    """Error statuses from ``min_value`` to ``max_value``, weighted towards the mapped ones."""
+
+    def build() -> st.SearchStrategy[int]:
+        for name, value in (("min_value", min_value), ("max_value", max_value)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 100 <= value <= 599:
+                raise InvalidArgument(f"{name}={value!r} must be an int from 100 to 599")
+        if min_value > max_value:
+            raise InvalidArgument(f"min_value={min_value} must not exceed max_value={max_value}")
+        mapped = [s for s in MAPPED_STATUSES if min_value <= s <= max_value]
+        anything = st.integers(min_value, max_value)
+        return st.one_of(st.sampled_from(mapped), anything) if mapped else anything
+
+    return _lazily(build)
+
+
+@dataclass(frozen=True)
+class RetryAfterValue:
+    """A ``Retry-After`` header value, and whether RFC 9110 allows it."""
+
+    header: str
+    valid: bool
+
+    def __repr__(self) -> str:
+        return f"RetryAfter({self.header!r}, {'valid' if self.valid else 'malformed'})"
+
+
+_MALFORMED_RETRY_AFTER = (
+    "+1",
+    "-1",
+    "1e3",
+    "1.5",
+    "nan",
+    "inf",
+    "-inf",
+    " 30",
+    "30 seconds",
+    "\uff11\uff12",  # full-width digits
+    "\u0661\u0662",  # Arabic-Indic digits
+    "",
+    "soon",
+    "Wed, 99 Foo 2026 25:61:61 GMT",
+    "0x10",
+)
+
+
+def retry_after_values(*, valid: bool | None = None) -> st.SearchStrategy[RetryAfterValue]:
+    """``Retry-After`` values: delay-seconds and HTTP-dates (past and future) when valid, and the
+    malformed forms parsers get wrong (``+1``, ``1e3``, ``nan``, full-width digits, ...).
+
+    ``valid=True`` or ``False`` keeps one kind; the default mixes both.
+    """
+
+    def build() -> st.SearchStrategy[RetryAfterValue]:
+        if valid not in (None, True, False):
+            raise InvalidArgument(f"valid={valid!r} must be True, False or None")
+        seconds = st.integers(0, 86_400).map(str)
+        base = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+        dates = st.integers(-86_400, 86_400).map(
+            lambda offset: format_datetime(base + timedelta(seconds=offset), usegmt=True)
+        )
+        good = st.one_of(seconds, dates).map(lambda h: RetryAfterValue(h, True))
+        bad = st.sampled_from(_MALFORMED_RETRY_AFTER).map(lambda h: RetryAfterValue(h, False))
+        if valid is None:
+            return st.one_of(good, bad)
+        return good if valid else bad
+
+    return _lazily(build)
+
+
+# -- error bodies ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ErrorBody:
+    """An error body as a server sends it, with the secrets planted in it (if any)."""
+
+    kind: str
+    content: bytes
+    content_type: str
+    planted: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        head = self.content[:40]
+        more = f"... ({len(self.content)} bytes)" if len(self.content) > 40 else ""
+        return f"ErrorBody({self.kind}, {head!r}{more})"
+
+
+# Words of ordinary error messages; no throttle word, so a 401/403 stays a credentials problem.
+_WORDS = ("invalid", "request", "field", "missing", "server", "error", "backend", "order", "id")
+_message = st.lists(st.sampled_from(_WORDS), min_size=1, max_size=8).map(" ".join)
+
+_HUGE_HTML = (
+    "<!DOCTYPE html><html><head><title>502 Bad Gateway</title><style>p{}</style></head><body>"
+    + "<p>upstream connect error or disconnect/reset before headers</p>" * (HUGE_BODY_SIZE // 64)
+    + "</body></html>"
+).encode()
+
+
+def _body_strategy(kind: str) -> st.SearchStrategy[ErrorBody]:
+    if kind == "json":
+        return st.builds(
+            lambda msg, code: ErrorBody(
+                kind,
+                json.dumps({"error": {"code": code, "message": msg}}).encode(),
+                "application/json",
+            ),
+            _message,
+            st.integers(1, 9999),
+        )
+    if kind == "html":
+        return _message.map(
+            lambda msg: ErrorBody(
+                kind,
+                f"<html><head><title>Error</title><script>var a=1;</script></head>"
+                f"<body><h1>Error</h1><p>{msg}</p></body></html>".encode(),
+                "text/html; charset=utf-8",
+            )
+        )
+    if kind == "text":
+        return _message.map(lambda msg: ErrorBody(kind, msg.encode(), "text/plain"))
+    if kind == "empty":
+        return st.just(ErrorBody(kind, b"", "text/plain"))
+    if kind == "huge":
+        return st.just(ErrorBody(kind, _HUGE_HTML, "text/html"))
+    if kind == "binary":
+        return st.binary(min_size=1, max_size=64).map(
+            lambda data: ErrorBody(kind, data, "application/octet-stream")
+        )
+    return st.sampled_from(CANARIES).map(
+        lambda secret: ErrorBody(
+            kind,
+            json.dumps(
+                {"error": "bad credentials", "received": secret, "auth": f"Bearer {secret}"}
+            ).encode(),
+            "application/json",
+            planted=(secret,),
+        )
+    )
+
+
+def error_bodies(*, kinds: Collection[str] = BODY_KINDS) -> st.SearchStrategy[ErrorBody]:
+    """Error bodies of the given ``kinds``: JSON, HTML, plain text, empty, huge (256 KiB of
+    HTML), binary, and secret-laden (a JSON body echoing a credential)."""
+
+    def build() -> st.SearchStrategy[ErrorBody]:
+        chosen = list(kinds) if not isinstance(kinds, str) else [kinds]
+        unknown = sorted(set(chosen) - set(BODY_KINDS))
+        if not chosen or unknown:
+            raise InvalidArgument(
+                f"kinds={kinds!r} must be a non-empty collection of {', '.join(BODY_KINDS)}"
+                + (f"; unknown: {', '.join(unknown)}" if unknown else "")
+            )
+        return st.one_of([_body_strategy(kind) for kind in chosen])
+
+    return _lazily(build)
+
+
+# -- transport failures ----------------------------------------------------------------------
+
+
+def _raising(description: str, error: Callable[[httpx.Request], Exception]) -> Outcome:
+    def produce(request: httpx.Request) -> httpx.Response:
+        raise error(request)
+
+    return Outcome(description, produce)
+
+
+_TRANSPORT_FAILURES = (
+    timeout(),
+    connect_error(),
+    _raising("connect timeout", lambda r: httpx.ConnectTimeout("timed out", request=r)),
+    _raising("write timeout", lambda r: httpx.WriteTimeout("timed out", request=r)),
+    _raising("pool timeout", lambda r: httpx.PoolTimeout("timed out", request=r)),
+    _raising(
+        "server disconnected",
+        lambda r: httpx.RemoteProtocolError(
+            "Server disconnected without sending a response.", request=r
+        ),
+    ),
+    _raising(
+        "connection reset",
+        lambda r: httpx.ReadError("[Errno 104] Connection reset by peer", request=r),
+    ),
+)
+
+
+def transport_failures() -> st.SearchStrategy[Outcome]:
+    """Ways a request fails without a response: timeouts, refusals, resets, disconnects."""
+    return st.sampled_from(_TRANSPORT_FAILURES)
+
+
+# -- scenarios -------------------------------------------------------------------------------
+
+
+def _status_scenario(
+    kind: Kind, status: int, body: ErrorBody, retry_after: RetryAfterValue | None
+) -> Scenario:
+    headers = {"Content-Type": body.content_type}
+    if retry_after is not None:
+        headers["Retry-After"] = retry_after.header
+    outcome = respond(status, content=body.content, headers=headers)
+    wait = f", Retry-After {retry_after.header!r}" if retry_after is not None else ""
+    name = f"status-{status} {body.kind} body{wait}"
+    return Scenario(name, kind, outcome, status_expectation(kind, status), planted=body.planted)
+
+
+def _scenarios(
+    kind: Kind,
+    statuses: st.SearchStrategy[int],
+    bodies: st.SearchStrategy[ErrorBody],
+    retry_afters: st.SearchStrategy[RetryAfterValue],
+    transports: st.SearchStrategy[Outcome],
+    extra: list[st.SearchStrategy[Scenario]],
+) -> st.SearchStrategy[Scenario]:
+    for name, value in (
+        ("statuses", statuses),
+        ("bodies", bodies),
+        ("retry_afters", retry_afters),
+        ("transports", transports),
+    ):
+        _check_strategy(name, value)
+    answered = st.builds(
+        lambda status, body, retry_after: _status_scenario(kind, status, body, retry_after),
+        statuses,
+        bodies,
+        st.none() | retry_afters,
+    )
+    unreachable = transports.map(
+        lambda outcome: Scenario(
+            outcome.description.replace(" ", "-"),
+            kind,
+            outcome,
+            Expectation(ExternalServiceException, False, OUTAGE),
+        )
+    )
+    throttled = st.builds(
+        lambda status, wait: Scenario(
+            f"throttle-{status}" + ("" if wait is None else f" Retry-After {wait}"),
+            kind,
+            throttle(wait, status=status),
+            status_expectation(kind, status, throttle_body=True),
+        ),
+        st.sampled_from([429, 401, 403]),
+        st.none() | st.integers(0, 3600),
+    )
+    not_json = st.just(
+        Scenario(
+            "not-json-2xx",
+            kind,
+            respond(200, text="<html>sign in</html>", headers={"Content-Type": "text/html"}),
+            Expectation(ExternalServiceException, False, NOT_JSON),
+        )
+    )
+    return st.one_of(answered, unreachable, throttled, not_json, *extra)
+
+
+def fetch_scenarios(
+    *,
+    statuses: st.SearchStrategy[int] | None = None,
+    bodies: st.SearchStrategy[ErrorBody] | None = None,
+    retry_afters: st.SearchStrategy[RetryAfterValue] | None = None,
+    transports: st.SearchStrategy[Outcome] | None = None,
+) -> st.SearchStrategy[Scenario]:
+    """Scenarios for a tool that fetches one resource by id (a 404 must be correctable)."""
+    return _lazily(
+        lambda: _scenarios(
+            "fetch",
+            statuses or http_statuses(),
+            bodies or error_bodies(),
+            retry_afters or retry_after_values(),
+            transports or transport_failures(),
+            [],
+        )
+    )
+
+
+def search_scenarios(
+    *,
+    statuses: st.SearchStrategy[int] | None = None,
+    bodies: st.SearchStrategy[ErrorBody] | None = None,
+    retry_afters: st.SearchStrategy[RetryAfterValue] | None = None,
+    transports: st.SearchStrategy[Outcome] | None = None,
+    empty_responses: st.SearchStrategy[Outcome] | None = None,
+) -> st.SearchStrategy[Scenario]:
+    """Scenarios for a search tool (a 404, or ``empty_responses``, must give an empty result).
+
+    ``empty_responses`` are what the upstream answers when nothing matched (default: a 200 with
+    ``[]``).
+    """
+
+    def build() -> st.SearchStrategy[Scenario]:
+        empties = empty_responses or st.just(respond(200, json=[]))
+        _check_strategy("empty_responses", empties)
+        found_nothing = empties.map(
+            lambda outcome: Scenario(
+                "empty-search",
+                "search",
+                outcome,
+                Expectation(None, None, "CONTRACT 3: a search that found nothing", empty=True),
+            )
+        )
+        return _scenarios(
+            "search",
+            statuses or http_statuses(),
+            bodies or error_bodies(),
+            retry_afters or retry_after_values(),
+            transports or transport_failures(),
+            [found_nothing],
+        )
+
+    return _lazily(build)
+
+
+def scenarios(*, kinds: Collection[str] = KINDS, **options: Any) -> st.SearchStrategy[Scenario]:
+    """Search and fetch scenarios together (``kinds`` keeps one); ``options`` as for either."""
+
+    def build() -> st.SearchStrategy[Scenario]:
+        chosen = [kinds] if isinstance(kinds, str) else list(kinds)
+        if not chosen or set(chosen) - set(KINDS):
+            raise InvalidArgument(
+                f"kinds={kinds!r} must be a non-empty collection of search, fetch"
+            )
+        fetch_options = {k: v for k, v in options.items() if k != "empty_responses"}
+        parts = []
+        if "fetch" in chosen:
+            parts.append(fetch_scenarios(**fetch_options))
+        if "search" in chosen:
+            parts.append(search_scenarios(**options))
+        return st.one_of(parts)
+
+    return _lazily(build)

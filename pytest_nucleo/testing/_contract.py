@@ -1,0 +1,165 @@
+"""ToolContract: the whole failure matrix for one tool, from a few class attributes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, TypeVar
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from ._failure import LLMText
+from ._fake import Outcome, respond
+from ._report import record
+from ._scenarios import KINDS, Kind, Observation, Scenario, contract_matrix
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_REQUIRED = ("tool", "kind", "service_name", "endpoint", "valid_call")
+_GENERATED = ("test_contract", "pytest_generate_tests")
+
+
+def overrides_contract(reason: str) -> Callable[[F], F]:
+    """Mark a method of a ToolContract subclass that replaces a generated test, saying why.
+
+    Without it, replacing ``test_contract`` is refused: a contract silently weakened by an
+    override would still look green in CI.
+    """
+    if not isinstance(reason, str) or not reason.strip():
+        raise TypeError(
+            "overrides_contract() needs a reason: say why the generated test is replaced"
+        )
+
+    def mark(func: F) -> F:
+        func.__nucleo_override_reason__ = reason  # type: ignore[attr-defined]
+        return func
+
+    return mark
+
+
+class ToolContract:
+    """Subclass it as ``TestSomething`` to check a tool against the whole failure matrix.
+
+    Give the tool (sync or async), its ``kind`` ("search" or "fetch"), the ``service_name``, the
+    ``endpoint`` its valid call requests ("GET https://..."), the ``valid_call`` arguments and
+    the ``valid_response`` the upstream gives them. Each scenario of the matrix becomes its own
+    test, ``test_contract[status-404]`` and so on, checking class, correctability, hygiene and a
+    snapshot of the text. Declare a scenario that cannot apply in ``not_applicable``, with a
+    reason; the report shows it.
+    """
+
+    tool: ClassVar[Callable[..., Any]]
+    kind: ClassVar[Kind]
+    service_name: ClassVar[str]
+    endpoint: ClassVar[str]
+    valid_call: ClassVar[Mapping[str, Any]]
+    valid_response: ClassVar[Outcome] = respond(200, json={})
+    empty_response: ClassVar[Outcome | None] = None
+    secrets: ClassVar[tuple[str, ...]] = ()
+    not_applicable: ClassVar[Mapping[str, str]] = {}
+
+    _matrix: ClassVar[list[Scenario]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        name = cls.__name__
+        missing = [attr for attr in _REQUIRED if not hasattr(cls, attr)]
+        if missing:
+            raise TypeError(
+                f"{name}(ToolContract) is missing {', '.join(missing)}: set them as class "
+                "attributes, e.g. tool = get_order, kind = 'fetch', service_name = 'Shop', "
+                "endpoint = 'GET https://shop.example/orders/1', valid_call = {'number': '1'}"
+            )
+        own_tool = cls.__dict__.get("tool")
+        if own_tool is not None and not isinstance(own_tool, staticmethod):
+            # A function stored on a class would be bound as a method; keep it a plain callable.
+            cls.tool = staticmethod(own_tool)
+        if not callable(cls.tool):
+            raise TypeError(f"{name}.tool must be the tool function, got {cls.tool!r}")
+        if cls.kind not in KINDS:
+            raise TypeError(f"{name}.kind must be 'search' or 'fetch', got {cls.kind!r}")
+        if not isinstance(cls.valid_call, Mapping):
+            raise TypeError(
+                f"{name}.valid_call must be the keyword arguments of a valid call, as a dict; "
+                f"got {cls.valid_call!r}"
+            )
+        for attr in _GENERATED:
+            replaced = cls.__dict__.get(attr)
+            if replaced is not None and not getattr(replaced, "__nucleo_override_reason__", None):
+                raise TypeError(
+                    f"{name} overrides the generated {attr} without saying why: that would "
+                    "silently weaken the contract. Declare single scenarios in not_applicable "
+                    "with a reason, or decorate the override with "
+                    "@overrides_contract('why the generated test does not apply')"
+                )
+        cls._matrix = contract_matrix(
+            cls.kind,
+            valid_response=cls.valid_response,
+            empty_response=cls.empty_response,
+            secrets=tuple(cls.secrets),
+        )
+        names = {scenario.name for scenario in cls._matrix}
+        for scenario, reason in cls.not_applicable.items():
+            if scenario not in names:
+                raise TypeError(
+                    f"{name}.not_applicable names {scenario!r}, which is not a scenario of a "
+                    f"{cls.kind} tool; the scenarios are: {', '.join(sorted(names))}"
+                )
+            if not isinstance(reason, str) or not reason.strip():
+                raise TypeError(
+                    f"{name}.not_applicable[{scenario!r}] needs a reason (a sentence saying why "
+                    "the scenario cannot happen for this tool)"
+                )
+
+    def is_empty(self, value: Any) -> bool:
+        """Whether a search result is empty; override for results such as ``{"items": []}``."""
+        return not value
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        if "nucleo_scenario" in metafunc.fixturenames:
+            matrix = type(self)._matrix
+            metafunc.parametrize("nucleo_scenario", matrix, ids=[s.name for s in matrix])
+
+    def test_contract(
+        self,
+        nucleo_scenario: Scenario,
+        llm_snapshot: SnapshotAssertion,
+        request: pytest.FixtureRequest,
+    ) -> None:
+        __tracebackhide__ = True
+        cls = type(self)
+        tool_name = f"{cls.__name__}.{getattr(cls.tool, '__name__', 'tool')}"
+        reason = cls.not_applicable.get(nucleo_scenario.name)
+        if reason is not None:
+            skipped = Observation(
+                tool_name,
+                nucleo_scenario.name,
+                nucleo_scenario.expect.describe(),
+                not_applicable=reason,
+            )
+            record(request.config, skipped)
+            pytest.skip(f"not applicable: {reason}")
+        observation = nucleo_scenario.observe(
+            cls.tool,
+            cls.valid_call,
+            endpoint=cls.endpoint,
+            secrets=tuple(cls.secrets),
+            is_empty=self.is_empty,
+            tool_name=tool_name,
+        )
+        if observation.violation is None and observation.text is not None:
+            try:
+                assert LLMText(observation.text) == llm_snapshot
+            except AssertionError:
+                observation.snapshot = "differs"
+                record(request.config, observation)
+                raise
+            updating = bool(request.config.getoption("--snapshot-update", default=False))
+            observation.snapshot = "written" if updating else "matches"
+        record(request.config, observation)
+        if observation.violation is not None:
+            pytest.fail(
+                f"{tool_name} broke the failure contract in scenario {nucleo_scenario!r}:\n"
+                f"{observation.violation}",
+                pytrace=False,
+            )

@@ -1,0 +1,131 @@
+"""The failure matrix seen in a run: collected per worker, merged, rendered, and gated on.
+
+Each ToolContract scenario records one observation (tool x scenario -> class, correctability,
+snapshot state, verdict). Under pytest-xdist every worker ships its observations to the
+controller through ``workeroutput``, which merges them before rendering.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:  # importing _scenarios at run time would pull respx into every session's hooks
+    from ._scenarios import Observation
+
+REPORT = pytest.StashKey[list[dict[str, Any]]]()
+WORKER_KEY = "nucleo_observations"
+
+
+def record(config: pytest.Config, observation: Observation) -> None:
+    """Add one observation to this process's report."""
+    config.stash.setdefault(REPORT, []).append(observation.as_dict())
+
+
+def observations(config: pytest.Config) -> list[dict[str, Any]]:
+    """Every observation of the run, sorted by tool then scenario name (stable under xdist)."""
+    entries: list[dict[str, Any]] = config.stash.get(REPORT, [])
+    return sorted(entries, key=lambda o: (o["tool"], o["scenario"]))
+
+
+def merge_worker(config: pytest.Config, workeroutput: dict[str, Any]) -> None:
+    """On the xdist controller: take a finished worker's observations."""
+    shipped = workeroutput.get(WORKER_KEY)
+    if shipped:
+        config.stash.setdefault(REPORT, []).extend(json.loads(shipped))
+
+
+def ship_from_worker(config: pytest.Config) -> None:
+    """On an xdist worker: hand this worker's observations to the controller."""
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput[WORKER_KEY] = json.dumps(config.stash.get(REPORT, None) or [])
+
+
+def verdict(entry: dict[str, Any]) -> str:
+    if entry["not_applicable"]:
+        return "n/a"
+    return "broken" if entry["violation"] else "ok"
+
+
+def _got(entry: dict[str, Any]) -> str:
+    if entry["not_applicable"]:
+        return f"n/a: {entry['not_applicable']}"
+    if not entry["failed"]:
+        return "result"
+    kind = "correctable" if entry["correctable"] else "uncorrectable"
+    return f"{entry['class']} ({kind})" + (" LEAKED" if entry["leaked"] else "")
+
+
+def strict_problems(entries: list[dict[str, Any]]) -> list[str]:
+    """What ``--nucleo-strict`` fails the run for: leaked exceptions and unclean texts."""
+    problems = []
+    for entry in entries:
+        where = f"{entry['tool']} [{entry['scenario']}]"
+        if entry["leaked"]:
+            problems.append(
+                f"{where}: leaked {entry['class']} (reached the model as a system error)"
+            )
+        if entry["unclean"]:
+            problems.append(f"{where}: unclean text ({'; '.join(entry['unclean'])})")
+    return problems
+
+
+def terminal_lines(entries: list[dict[str, Any]]) -> list[str]:
+    header = ("tool", "scenario", "expected", "got", "snapshot", "verdict")
+    rows = [
+        (e["tool"], e["scenario"], e["expected"], _got(e), e["snapshot"], verdict(e))
+        for e in entries
+    ]
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    return [fmt.format(*header), fmt.format(*("-" * w for w in widths))] + [
+        fmt.format(*row) for row in rows
+    ]
+
+
+def markdown(entries: list[dict[str, Any]]) -> str:
+    lines = [
+        "## pytest-nucleo failure matrix",
+        "",
+        summary(entries),
+        "",
+        "| tool | scenario | expected | got | snapshot | verdict |",
+        "|---|---|---|---|---|---|",
+    ]
+    for e in entries:
+        cells = (e["tool"], e["scenario"], e["expected"], _got(e), e["snapshot"], verdict(e))
+        lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def summary(entries: list[dict[str, Any]]) -> str:
+    counts = {"ok": 0, "broken": 0, "n/a": 0}
+    for entry in entries:
+        counts[verdict(entry)] += 1
+    tools = len({e["tool"] for e in entries})
+    return (
+        f"{tools} tool(s), {len(entries)} scenario(s): {counts['ok']} ok, "
+        f"{counts['broken']} broken, {counts['n/a']} not applicable"
+    )
+
+
+def report_paths(path: str) -> tuple[Path, Path]:
+    """``<path>.json`` and ``<path>.md``; a ``.json`` or ``.md`` suffix on ``path`` is dropped."""
+    stem = Path(path)
+    if stem.suffix in (".json", ".md"):
+        stem = stem.with_suffix("")
+    return stem.with_name(stem.name + ".json"), stem.with_name(stem.name + ".md")
+
+
+def write_reports(path: str, entries: list[dict[str, Any]]) -> tuple[Path, Path]:
+    """Write the matrix as JSON and Markdown (see :func:`report_paths`)."""
+    json_path, md_path = report_paths(path)
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"summary": summary(entries), "observations": entries}
+    json_path.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    md_path.write_text(markdown(entries), encoding="utf-8")
+    return json_path, md_path

@@ -1,0 +1,385 @@
+"""ToolContract and the report, through pytester: a tool that behaves passes the whole matrix;
+tools that break the contract one way each fail with a message naming the broken rule."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+# Tools mapping HTTP failures by hand, so these tests depend on the contract alone.
+TOOLS = """
+import json
+import httpx
+import pytest_nucleo as n
+
+CLIENT = httpx.Client()
+API_KEY = "test-key-4711-abcd"
+THROTTLE = ("rate limit", "too many requests", "throttl", "slow down")
+
+
+def _fail_for(response, parameter, value):
+    status = response.status_code
+    text = response.text[:2000].lower()
+    if status in (401, 403) and any(word in text for word in THROTTLE):
+        raise n.UpstreamThrottleException("Shop", f"HTTP {status}: throttled")
+    if status in (400, 413, 422):
+        raise n.InvalidInputException(parameter, value, f"the shop refused it (HTTP {status})")
+    if status in (401, 403):
+        raise n.UnauthorizedException("Shop", f"HTTP {status}")
+    if status == 404:
+        raise n.ResourceNotFoundException("order", value)
+    if status == 429:
+        raise n.UpstreamThrottleException("Shop", "HTTP 429")
+    raise n.ExternalServiceException("Shop", f"HTTP {status}")
+
+
+def _send(url, params=None):
+    try:
+        return CLIENT.get(url, params=params, headers={"X-Api-Key": API_KEY})
+    except httpx.TimeoutException as exc:
+        raise n.ExternalServiceException("Shop", "no answer in time; the request may have been acted on", exc) from exc
+    except httpx.TransportError as exc:
+        raise n.ExternalServiceException("Shop", "could not connect; nothing was sent", exc) from exc
+
+
+def _json(response):
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise n.ExternalServiceException("Shop", "the answer was not JSON", exc) from exc
+
+
+def get_order(number):
+    response = _send(f"https://shop.example/orders/{number}")
+    if not response.is_success:
+        _fail_for(response, "number", number)
+    return _json(response)
+
+
+async def aget_order(number):
+    async with httpx.AsyncClient() as client:
+        try:
+            response = await client.get(f"https://shop.example/orders/{number}")
+        except httpx.TransportError as exc:
+            raise n.ExternalServiceException("Shop", "could not reach the shop", exc) from exc
+    if not response.is_success:
+        _fail_for(response, "number", number)
+    return _json(response)
+
+
+def search_orders(query):
+    response = _send("https://shop.example/orders", params={"q": query})
+    if response.status_code == 404:
+        return []
+    if not response.is_success:
+        _fail_for(response, "query", query)
+    return _json(response)
+
+
+# -- each breaks one rule -------------------------------------------------------------------
+
+def leaks_key_error(number):
+    return _send(f"https://shop.example/orders/{number}").json()["order"]
+
+
+def outage_for_bad_id(number):
+    response = _send(f"https://shop.example/orders/{number}")
+    if response.status_code == 404:
+        raise n.ExternalServiceException("Shop", "HTTP 404")
+    if not response.is_success:
+        _fail_for(response, "number", number)
+    return _json(response)
+
+
+def search_404_is_error(query):
+    response = _send("https://shop.example/orders", params={"q": query})
+    if not response.is_success:
+        _fail_for(response, "query", query)
+    return _json(response)
+
+
+def key_in_text(number):
+    response = _send(f"https://shop.example/orders/{number}")
+    if response.status_code >= 500:
+        raise n.ExternalServiceException("Shop", f"HTTP {response.status_code} for key {API_KEY}")
+    if not response.is_success:
+        _fail_for(response, "number", number)
+    return _json(response)
+
+
+def swallows_timeout(query):
+    try:
+        response = CLIENT.get("https://shop.example/orders", params={"q": query})
+    except httpx.TimeoutException:
+        return []
+    except httpx.TransportError as exc:
+        raise n.ExternalServiceException("Shop", "could not connect", exc) from exc
+    if response.status_code == 404:
+        return []
+    if not response.is_success:
+        _fail_for(response, "query", query)
+    return _json(response)
+"""
+
+CONTRACTS = """
+from pytest_nucleo.testing import ToolContract, respond
+import tools
+
+ORDER = respond(200, json={{"number": "00000042", "status": "shipped"}})
+
+
+class Test{name}(ToolContract):
+    tool = tools.{tool}
+    kind = "{kind}"
+    service_name = "Shop"
+    endpoint = "{endpoint}"
+    valid_call = {call}
+    valid_response = ORDER
+    secrets = (tools.API_KEY,)
+"""
+
+FETCH = ("GET https://shop.example/orders/00000042", {"number": "00000042"})
+SEARCH = ("GET https://shop.example/orders", {"query": "shoes"})
+
+
+def contract(pytester: pytest.Pytester, name: str, tool: str, kind: str) -> None:
+    endpoint, call = FETCH if kind == "fetch" else SEARCH
+    pytester.makepyfile(tools=TOOLS)
+    pytester.makepyfile(
+        **{
+            f"test_{tool}": CONTRACTS.format(
+                name=name, tool=tool, kind=kind, endpoint=endpoint, call=repr(call)
+            )
+        }
+    )
+
+
+FETCH_SCENARIOS = 21
+SEARCH_SCENARIOS = 22
+
+
+@pytest.mark.parametrize(
+    ("tool", "kind", "count"),
+    [
+        ("get_order", "fetch", FETCH_SCENARIOS),
+        ("aget_order", "fetch", FETCH_SCENARIOS),
+        ("search_orders", "search", SEARCH_SCENARIOS),
+    ],
+)
+def test_a_tool_that_behaves_passes_the_whole_matrix(
+    pytester: pytest.Pytester, tool: str, kind: str, count: int
+) -> None:
+    contract(pytester, "Good", tool, kind)
+    first = pytester.runpytest("--snapshot-update", "-v")
+    first.assert_outcomes(passed=count)
+    first.stdout.fnmatch_lines(
+        [
+            "*TestGood::test_contract?status-404? PASSED*",
+            "*TestGood::test_contract?read-timeout? PASSED*",
+            "*nucleo failure matrix*",
+            f"*1 tool(s), {count} scenario(s): {count} ok, 0 broken, 0 not applicable*",
+        ]
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=count)
+    snapshots = (pytester.path / "__snapshots__" / f"test_{tool}.txt").read_text()
+    assert "# name: TestGood.test_contract[status-503]" in snapshots
+    assert "test-key-4711" not in snapshots
+
+
+@pytest.mark.parametrize(
+    ("tool", "kind", "scenario", "rule"),
+    [
+        ("leaks_key_error", "fetch", "status-500", "the tool leaked KeyError: 'order'"),
+        (
+            "outage_for_bad_id",
+            "fetch",
+            "status-404",
+            "ExternalServiceException is uncorrectable, but the contract expects"
+            " CorrectableLLMException (correctable): CONTRACT 3: a fetch by an id that names"
+            " nothing (404)",
+        ),
+        (
+            "search_404_is_error",
+            "search",
+            "status-404",
+            "the tool failed with ResourceNotFoundException where the contract expects an empty"
+            " result: CONTRACT 3: a search that found nothing returns an empty result",
+        ),
+        ("key_in_text", "fetch", "status-500", "it holds 1 planted secret(s) (test...)"),
+        (
+            "swallows_timeout",
+            "search",
+            "read-timeout",
+            "the tool returned [] where the contract expects ExternalServiceException"
+            " (uncorrectable): CONTRACT 3 and 4: a service that failed or could not be reached",
+        ),
+    ],
+)
+def test_each_broken_rule_is_named(
+    pytester: pytest.Pytester, tool: str, kind: str, scenario: str, rule: str
+) -> None:
+    contract(pytester, "Broken", tool, kind)
+    result = pytester.runpytest("--snapshot-update", "-p", "no:randomly")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) >= 1
+    result.stdout.fnmatch_lines(
+        [
+            f"*TestBroken.test_contract[[]{scenario}[]]*",
+            f"*broke the failure contract in scenario*{scenario}*",
+            f"*{rule}*",
+        ]
+    )
+
+
+def test_not_applicable_needs_a_reason_and_is_reported(pytester: pytest.Pytester) -> None:
+    contract(pytester, "Good", "get_order", "fetch")
+    pytester.makepyfile(
+        test_get_order=CONTRACTS.format(
+            name="Good", tool="get_order", kind="fetch", endpoint=FETCH[0], call=repr(FETCH[1])
+        )
+        + '    not_applicable = {"status-413": "the tool sends no request body"}\n'
+    )
+    result = pytester.runpytest("--snapshot-update", "--nucleo-report=out/nucleo", "-rs")
+    result.assert_outcomes(passed=FETCH_SCENARIOS - 1, skipped=1)
+    result.stdout.fnmatch_lines(["*not applicable: the tool sends no request body*"])
+    report = json.loads((pytester.path / "out" / "nucleo.json").read_text())
+    na = [o for o in report["observations"] if o["not_applicable"]]
+    assert na == [
+        {
+            "tool": "TestGood.get_order",
+            "scenario": "status-413",
+            "expected": "InvalidInputException (correctable)",
+            "failed": False,
+            "class": None,
+            "correctable": None,
+            "leaked": False,
+            "unclean": [],
+            "violation": None,
+            "snapshot": "none",
+            "not_applicable": "the tool sends no request body",
+        }
+    ]
+    markdown = (pytester.path / "out" / "nucleo.md").read_text()
+    assert "| TestGood.get_order | status-413 | InvalidInputException (correctable) |" in markdown
+    assert "n/a: the tool sends no request body" in markdown
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ('    not_applicable = {"status-413": ""}\n', "needs a reason"),
+        (
+            '    not_applicable = {"status-999": "x"}\n',
+            "names 'status-999', which is not a scenario",
+        ),
+        (
+            "    def test_contract(self):\n        pass\n",
+            "overrides the generated test_contract without saying why",
+        ),
+    ],
+)
+def test_weakening_the_contract_is_refused(
+    pytester: pytest.Pytester, extra: str, message: str
+) -> None:
+    contract(pytester, "Good", "get_order", "fetch")
+    pytester.makepyfile(
+        test_get_order=CONTRACTS.format(
+            name="Good", tool="get_order", kind="fetch", endpoint=FETCH[0], call=repr(FETCH[1])
+        )
+        + extra
+    )
+    result = pytester.runpytest()
+    result.stdout.fnmatch_lines([f"*TypeError: TestGood*{message}*"])
+    assert result.ret != 0
+
+
+def test_an_override_with_a_reason_is_allowed(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(tools=TOOLS)
+    pytester.makepyfile(
+        """
+        from pytest_nucleo.testing import ToolContract, overrides_contract
+        import tools
+
+        class TestReplaced(ToolContract):
+            tool = tools.get_order
+            kind = "fetch"
+            service_name = "Shop"
+            endpoint = "GET https://shop.example/orders/1"
+            valid_call = {"number": "1"}
+
+            @overrides_contract("this tool is checked by an end-to-end suite instead")
+            def test_contract(self):
+                pass
+        """
+    )
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_a_contract_missing_its_tool(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        from pytest_nucleo.testing import ToolContract
+
+        class TestNothing(ToolContract):
+            kind = "fetch"
+        """
+    )
+    result = pytester.runpytest()
+    result.stdout.fnmatch_lines(
+        [
+            "*TypeError: TestNothing(ToolContract) is missing tool, service_name, endpoint, valid_call*"
+        ]
+    )
+
+
+def test_strict_mode_and_step_summary(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = pytester.path / "step-summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    contract(pytester, "Broken", "leaks_key_error", "fetch")
+    result = pytester.runpytest("--snapshot-update", "--nucleo-strict")
+    result.stdout.fnmatch_lines(
+        [
+            "*--nucleo-strict failed the run:*",
+            "*TestBroken.leaks_key_error [[]status-500[]]: leaked KeyError*",
+        ]
+    )
+    assert result.ret == 1
+    assert "## pytest-nucleo failure matrix" in summary.read_text()
+
+
+def test_strict_mode_fails_a_run_whose_tests_passed(pytester: pytest.Pytester) -> None:
+    # A leak recorded by a test that itself passed (here: recorded directly) still fails the run.
+    pytester.makepyfile(
+        """
+        from pytest_nucleo.testing._report import record
+        from pytest_nucleo.testing import Observation
+
+        def test_records_a_leak(request):
+            record(request.config, Observation("t", "s", "x", failed=True, cls="KeyError", leaked=True))
+        """
+    )
+    assert pytester.runpytest().ret == 0
+    strict = pytester.runpytest("--nucleo-strict")
+    strict.assert_outcomes(passed=1)
+    assert strict.ret == 1
+
+
+def test_report_merges_xdist_workers(pytester: pytest.Pytester) -> None:
+    contract(pytester, "Good", "get_order", "fetch")
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=FETCH_SCENARIOS)
+    result = pytester.runpytest("-n", "2", "--nucleo-report=report")
+    result.assert_outcomes(passed=FETCH_SCENARIOS)
+    result.stdout.fnmatch_lines([f"*1 tool(s), {FETCH_SCENARIOS} scenario(s)*"])
+    report = json.loads((pytester.path / "report.json").read_text())
+    assert len(report["observations"]) == FETCH_SCENARIOS
+    assert {o["snapshot"] for o in report["observations"]} == {"matches", "none"}
+
+
+def test_no_summary_without_contracts(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_plain():\n    assert True\n")
+    result = pytester.runpytest()
+    assert "nucleo failure matrix" not in result.stdout.str()
