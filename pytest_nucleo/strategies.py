@@ -343,10 +343,10 @@ def fetch_scenarios(
     return _lazily(
         lambda: _scenarios(
             "fetch",
-            statuses or http_statuses(),
-            bodies or error_bodies(),
-            retry_afters or retry_after_values(),
-            transports or transport_failures(),
+            http_statuses() if statuses is None else statuses,
+            error_bodies() if bodies is None else bodies,
+            retry_after_values() if retry_afters is None else retry_afters,
+            transport_failures() if transports is None else transports,
             [],
         )
     )
@@ -367,7 +367,7 @@ def search_scenarios(
     """
 
     def build() -> st.SearchStrategy[Scenario]:
-        empties = empty_responses or st.just(respond(200, json=[]))
+        empties = st.just(respond(200, json=[])) if empty_responses is None else empty_responses
         _check_strategy("empty_responses", empties)
         found_nothing = empties.map(
             lambda outcome: Scenario(
@@ -379,10 +379,10 @@ def search_scenarios(
         )
         return _scenarios(
             "search",
-            statuses or http_statuses(),
-            bodies or error_bodies(),
-            retry_afters or retry_after_values(),
-            transports or transport_failures(),
+            http_statuses() if statuses is None else statuses,
+            error_bodies() if bodies is None else bodies,
+            retry_after_values() if retry_afters is None else retry_afters,
+            transport_failures() if transports is None else transports,
             [found_nothing],
         )
 

@@ -68,9 +68,16 @@ def respond(
         raise ValueError(f"respond() takes one body, got {' and '.join(given)}: pick one")
     shown = f" {given[0]}" if given else ""
 
+    # Servers send header bytes; a non-ASCII value (full-width digits in Retry-After, say) goes
+    # out as UTF-8, where a str would make httpx refuse to build the response.
+    raw_headers = {
+        name: value.encode() if isinstance(value, str) and not value.isascii() else value
+        for name, value in (headers or {}).items()
+    }
+
     def produce(request: httpx.Request) -> httpx.Response:
         return httpx.Response(
-            status, text=text, json=json, content=content, headers=headers, request=request
+            status, text=text, json=json, content=content, headers=raw_headers, request=request
         )
 
     return Outcome(f"respond {status}{shown}", produce)

@@ -1,0 +1,122 @@
+"""Hypothesis strategies: property tests over example tools, options, and st.from_type."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import sample_tools
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+import pytest_nucleo as nucleo
+from pytest_nucleo import strategies as nst
+from pytest_nucleo.testing import ContractViolation, Scenario
+
+FETCH = "GET https://shop.example/orders/00000042"
+SEARCH = "GET https://shop.example/orders"
+
+
+@given(nst.fetch_scenarios())
+def test_fetch_tool_keeps_the_contract(scenario: Scenario) -> None:
+    scenario.verify(sample_tools.get_order, {"number": "00000042"}, endpoint=FETCH)
+
+
+@given(nst.search_scenarios())
+def test_search_tool_keeps_the_contract(scenario: Scenario) -> None:
+    scenario.verify(sample_tools.search_orders, {"query": "shoes"}, endpoint=SEARCH)
+
+
+@given(
+    nst.search_scenarios(statuses=st.just(404)).filter(lambda s: s.name.startswith("status-404"))
+)
+def test_a_search_turning_404_into_an_error_is_caught(scenario: Scenario) -> None:
+    with pytest.raises(ContractViolation, match="a search that found nothing returns an empty"):
+        scenario.verify(sample_tools.search_404_is_error, {"query": "x"}, endpoint=SEARCH)
+
+
+@given(nst.fetch_scenarios(transports=nst.transport_failures()))
+def test_every_scenario_has_a_readable_repr(scenario: Scenario) -> None:
+    text = repr(scenario)
+    assert text.startswith(f"Scenario(fetch {scenario.name}: ")
+    assert " -> " in text
+    assert "object at 0x" not in text
+
+
+@given(nst.retry_after_values(valid=False))
+def test_malformed_retry_after_values_are_flagged(value: nst.RetryAfterValue) -> None:
+    assert not value.valid
+    assert not (value.header.isascii() and value.header.isdigit())
+
+
+@given(nst.retry_after_values(valid=True))
+def test_valid_retry_after_values_are_seconds_or_dates(value: nst.RetryAfterValue) -> None:
+    assert value.valid
+    assert value.header.isdigit() or value.header.endswith(" GMT")
+
+
+@given(nst.error_bodies(kinds=["secret"]))
+def test_secret_bodies_say_what_they_planted(body: nst.ErrorBody) -> None:
+    assert body.planted
+    assert all(secret.encode() in body.content for secret in body.planted)
+
+
+@given(nst.error_bodies(kinds=("huge",)))
+def test_huge_bodies_are_huge(body: nst.ErrorBody) -> None:
+    assert len(body.content) >= nst.HUGE_BODY_SIZE
+
+
+@given(nst.http_statuses(min_value=500, max_value=503))
+def test_status_bounds_are_kept(status: int) -> None:
+    assert 500 <= status <= 503
+
+
+@pytest.mark.parametrize(
+    ("strategy", "message"),
+    [
+        (nst.http_statuses(min_value=600), "min_value=600 must be an int from 100 to 599"),
+        (nst.http_statuses(min_value=500, max_value=400), "must not exceed max_value=400"),
+        (nst.retry_after_values(valid="yes"), "valid='yes' must be True, False or None"),  # type: ignore[arg-type]
+        (nst.error_bodies(kinds=["xml"]), "unknown: xml"),
+        (nst.error_bodies(kinds=[]), "must be a non-empty collection"),
+        (nst.fetch_scenarios(statuses=[404]), "statuses=[404] must be a hypothesis strategy"),  # type: ignore[arg-type]
+        (nst.scenarios(kinds=["list"]), "kinds=['list'] must be a non-empty collection"),
+    ],
+)
+def test_bad_options_raise_invalid_argument_when_the_test_runs(
+    strategy: st.SearchStrategy[object], message: str
+) -> None:
+    # Building the strategy above raised nothing; using it does.
+    @given(strategy)
+    def use(value: object) -> None:
+        pass
+
+    with pytest.raises(InvalidArgument, match=re.escape(message)):
+        use()
+
+
+@given(nst.scenarios(kinds=["search"]))
+def test_scenarios_can_keep_one_kind(scenario: Scenario) -> None:
+    assert scenario.kind == "search"
+
+
+@given(st.from_type(nucleo.InvalidInputException), st.from_type(nucleo.LLMReadableException))
+def test_from_type_builds_members_of_the_set(
+    invalid: nucleo.InvalidInputException, any_failure: nucleo.LLMReadableException
+) -> None:
+    assert isinstance(invalid, nucleo.InvalidInputException)
+    assert isinstance(any_failure, nucleo.LLMReadableException)
+    assert any_failure.explain_to_llm().startswith(any_failure.llm_message)
+
+
+def test_strategies_are_not_imported_by_the_runtime_or_the_plugin() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pytest_nucleo, pytest_nucleo.plugin\n"
+        "print('pytest_nucleo.strategies' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
