@@ -155,11 +155,19 @@ class InvalidInputException(CorrectableLLMException):
     raise :class:`ResourceNotFoundException` instead.
     """
 
-    def __init__(self, parameter_name: str, invalid_value: object, validation_rule: str) -> None:
+    def __init__(
+        self,
+        parameter_name: str,
+        invalid_value: object,
+        validation_rule: str,
+        *,
+        llm_message: str | None = None,
+    ) -> None:
         rule = one_line(validation_rule)
         super().__init__(
             f"Invalid input for parameter '{one_line(parameter_name, VALUE_LIMIT)}': {rule}",
-            llm_message=(
+            llm_message=llm_message
+            or (
                 f"The parameter '{one_line(parameter_name, VALUE_LIMIT)}' got "
                 f"{render_value(invalid_value)}, which is not valid: {rule}"
             ),
@@ -178,12 +186,15 @@ class ResourceNotFoundException(CorrectableLLMException):
     (return an empty result) or outages (:class:`ExternalServiceException`).
     """
 
-    def __init__(self, resource_type: str, identifier: object) -> None:
+    def __init__(
+        self, resource_type: str, identifier: object, *, llm_message: str | None = None
+    ) -> None:
         kind = one_line(resource_type, VALUE_LIMIT)
         shown = render_value(identifier)
         super().__init__(
             f"{kind} not found: {shown}",
-            llm_message=(
+            llm_message=llm_message
+            or (
                 f"No {kind} was found with the identifier {shown}. Check the identifier, try "
                 "another one, or use another tool to find the right one."
             ),
@@ -273,12 +284,13 @@ class UnauthorizedException(UncorrectableLLMException):
     :class:`PermissionDeniedException`.
     """
 
-    def __init__(self, service_name: str, reason: str) -> None:
+    def __init__(self, service_name: str, reason: str, *, llm_message: str | None = None) -> None:
         service = one_line(service_name, VALUE_LIMIT)
         why = _clause(reason)
         super().__init__(
             f"{service} rejected our credentials: {why}",
-            llm_message=(
+            llm_message=llm_message
+            or (
                 f"The service {service} rejected the tool's credentials: {why}. This needs the "
                 "tool's configuration fixed; a different call will not help."
             ),
