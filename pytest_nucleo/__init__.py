@@ -6,6 +6,7 @@ plugin in ``pytest_nucleo.plugin``.
 """
 
 from ._chain import llm_errors, service_call, unwrap, unwrap_runtime, wrap_with_context
+from ._client import AsyncServiceClient, ServiceClient, sent_values
 from ._exceptions import (
     CORRECTABLE_HINT,
     UNCORRECTABLE_HINT,
@@ -66,6 +67,7 @@ __all__ = [
     "RETRY_AFTER_CAP",
     "THROTTLE_PATTERNS",
     "UNCORRECTABLE_HINT",
+    "AsyncServiceClient",
     "ContextOverflowException",
     "CorrectableLLMException",
     "CorrectableRuntimeLLMException",
@@ -98,6 +100,7 @@ __all__ = [
     "QuotaExhaustedException",
     "RateLimitRetryException",
     "ResourceNotFoundException",
+    "ServiceClient",
     "SpendCapExceededException",
     "SystemException",
     "TransientErrorRetryException",
@@ -113,6 +116,7 @@ __all__ = [
     "parse_retry_after",
     "raise_for_status",
     "safe_endpoint",
+    "sent_values",
     "service_call",
     "unwrap",
     "unwrap_runtime",
