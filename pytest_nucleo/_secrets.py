@@ -14,6 +14,7 @@ leaking a key costs the key.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -64,12 +65,21 @@ _QUERY = re.compile(r"(?i)\b((?:https?|wss?)://[^\s?#\"'<>]+)\?[^\s#\"'<>]*")
 # Substrings without which a pattern cannot match (checked on the case-folded text for the
 # case-insensitive ones). Skipping a pattern whose hints are all absent is what keeps masking
 # a kilobyte of ordinary text in the microseconds; the result is the same as running them all.
-_TOKEN_HINTS = ("sk-", "AKIA", "ASIA", "gh", "github_pat_", "xox", "AIza", "eyJ")
+_TOKEN_HINTS = (
+    "sk-", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AIza",
+    "eyJ",
+)  # fmt: skip
 _AUTH_HINTS = ("bearer", "basic", "token", "digest")
 _PAIR_HINTS = ("key", "token", "secret", "passw", "sig", "x-amz", "authorization", "cookie")
-# Case-insensitive matching also lets U+0130 and U+0131 stand for "i" (and U+017F, U+212A for
-# "s", "k", which case folding already maps); fold them the same way so no hint is missed.
-_AS_RE_FOLDS = str.maketrans({"\u0130": "i", "\u0131": "i"})
+
+
+def _fold(text: str) -> str:
+    """Case-fold as the case-insensitive patterns match: they also let U+0130 and U+0131
+    stand for "i" (U+017F and U+212A, which casefold() maps, for "s" and "k")."""
+    folded = text.casefold()  # U+0130 folds to "i" + U+0307
+    if "\u0307" in folded or "\u0131" in folded:
+        folded = folded.replace("\u0307", "").replace("\u0131", "i")
+    return folded
 
 
 def redact(text: str, known: Iterable[str] = ()) -> str:
@@ -78,6 +88,21 @@ def redact(text: str, known: Iterable[str] = ()) -> str:
     ``known`` values shorter than four characters are ignored: masking every "1" or "ab" in a
     text would destroy it, and such short values are not credentials.
     """
+    if len(text) <= _SHORT and not known:
+        return _redact_short(text)
+    return _redact(text, known)
+
+
+_SHORT = 200
+
+
+@functools.lru_cache(maxsize=4096)
+def _redact_short(text: str) -> str:
+    # Short texts recur (service names, resource kinds, fixed phrases); a hit is ~20x cheaper.
+    return _redact(text, ())
+
+
+def _redact(text: str, known: Iterable[str]) -> str:
     for value in sorted({v for v in known if len(v) >= 4}, key=len, reverse=True):
         text = text.replace(value, MASK)
     if "://" in text:
@@ -85,7 +110,7 @@ def redact(text: str, known: Iterable[str] = ()) -> str:
         text = _QUERY.sub(r"\1", text)
     if any(hint in text for hint in _TOKEN_HINTS):
         text = _TOKENS.sub(MASK, text)
-    folded = text.lower() if text.isascii() else text.translate(_AS_RE_FOLDS).casefold()
+    folded = text.lower() if text.isascii() else _fold(text)
     if any(hint in folded for hint in _AUTH_HINTS):
         text = _AUTH_SCHEME.sub(rf"\1\2{MASK}", text)
     if any(hint in folded for hint in _PAIR_HINTS):
