@@ -68,8 +68,8 @@ _PLAIN_HEADERS = frozenset(
 def sent_values(request: httpx.Request) -> tuple[str, ...]:
     """What a request carried that must never be shown, to mask wherever it shows up.
 
-    Header values (but those of the few plain headers such as Accept and User-Agent) and the
-    credential part of an ``Authorization`` value; query values; the URL's user and password;
+    Header values (but those of the few plain headers such as Accept and User-Agent), the
+    credential part of an ``Authorization`` value and each cookie's value; query values; the URL's user and password;
     the values of a form body and the strings of a JSON body (up to 64 KiB); and the percent-encoded
     forms of all of these. Values under four characters are left out (see ``redact``).
     """
@@ -78,6 +78,8 @@ def sent_values(request: httpx.Request) -> tuple[str, ...]:
         if name.lower() not in _PLAIN_HEADERS:
             values.append(value)
             values.extend(value.split()[1:])  # "Bearer abc" -> also "abc"
+            if name.lower() == "cookie":  # "a=1; session=abc" -> also "abc"
+                values.extend(v for _, _, v in (c.partition("=") for c in value.split(";")))
     values.extend(value for _, value in request.url.params.multi_items())
     values.extend(part for part in (request.url.username, request.url.password) if part)
     values.extend(_body_values(request))

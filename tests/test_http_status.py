@@ -376,3 +376,20 @@ def test_a_carrier_built_by_hand_bounds_and_cleans_what_it_is_given() -> None:
     assert "\r" not in exc.explain_to_llm()
     assert exc.status_code == 404
     assert exc.retry_after is None
+
+
+def test_the_fast_throttle_check_agrees_with_the_patterns() -> None:
+    """body_says_throttled skips the regexes when no literal core is present; over random
+    ASCII made of pattern pieces, it must agree with the regexes run alone."""
+    import random
+
+    from pytest_nucleo._status import _THROTTLE
+
+    rng = random.Random(8)
+    pieces = ["rate", "limit", "too", "many", "requests", "throttl", "slow", "down", "quota",
+              "exceeded", "robot", "detect", "captcha", "abuse", "detection", "are you a",
+              "not a", "daily", "user", "request", " ", "_", "-", "\t", "  ", "R", "x", ".",
+              "reduce your request rate", "RATE", "Limit"]  # fmt: skip
+    for _ in range(30_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
+        assert nucleo.body_says_throttled(text.encode()) == bool(_THROTTLE.search(text)), text
