@@ -114,7 +114,8 @@ def body_excerpt(
       whitespace and control characters collapse to single spaces.
     - Secret-looking tokens, and every ``known`` value (what the caller sent: keys, header and
       query values), are masked as ``[REDACTED]``. A body with NUL bytes in its first 512
-      bytes is binary and shown only by its size. An empty body gives ``""``.
+      bytes is binary and shown only by its size (unless its charset is UTF-16 or UTF-32).
+      An empty body gives ``""``.
     """
     if not body:
         return ""
@@ -131,11 +132,12 @@ def body_excerpt(
             tail_raw = _drop_first_word(body[-tail_window:], html)
     else:
         start = body[:_SNIFF]
-        if _is_binary(start):
+        charset = _charset(content_type)
+        wide = charset.lower().replace("-", "").replace("_", "").startswith(("utf16", "utf32"))
+        if not wide and _is_binary(start):  # UTF-16 and UTF-32 text is full of NUL bytes
             return f"<{len(body)} bytes of binary data>"
         html = _is_html(content_type, start)
         head_window, tail_window = _windows(html)
-        charset = _charset(content_type)
         total, unit = len(body), "bytes"
         if total <= head_window + tail_window:
             head_raw = tail_raw = body.decode(charset, "replace")

@@ -67,6 +67,12 @@ def test_binary_is_shown_by_size_only() -> None:
     )
 
 
+def test_a_declared_utf16_body_is_text_not_binary() -> None:
+    body = "quota gone".encode("utf-16")
+    assert body_excerpt(body, content_type="text/plain; charset=UTF-16") == "quota gone"
+    assert body_excerpt(body) == f"<{len(body)} bytes of binary data>"  # undeclared
+
+
 def test_charset_of_the_content_type_is_used() -> None:
     assert body_excerpt("café".encode("latin-1"), content_type="text/plain; charset=latin-1") == (
         "café"
