@@ -152,7 +152,8 @@ class InvalidInputException(CorrectableLLMException):
     Write ``validation_rule`` as the way to get it right ("must be 8 digits"). The model reads
     the parameter, the value it sent (one line, bounded, secrets masked) and the rule; the
     technical message leaves the value out. For a well-formed identifier that names nothing,
-    raise :class:`ResourceNotFoundException` instead.
+    raise :class:`ResourceNotFoundException` instead. ``llm_message`` replaces the model text
+    (the HTTP carriers use it to quote what the server said).
     """
 
     def __init__(
@@ -184,6 +185,7 @@ class ResourceNotFoundException(CorrectableLLMException):
 
     Not for malformed identifiers (:class:`InvalidInputException`), searches that find nothing
     (return an empty result) or outages (:class:`ExternalServiceException`).
+    ``llm_message`` replaces the model text.
     """
 
     def __init__(
@@ -281,7 +283,7 @@ class UnauthorizedException(UncorrectableLLMException):
     """The service rejected our credentials. ``reason`` must never contain the credentials.
 
     For a person who lacks access under the application's own rules, raise
-    :class:`PermissionDeniedException`.
+    :class:`PermissionDeniedException`. ``llm_message`` replaces the model text.
     """
 
     def __init__(self, service_name: str, reason: str, *, llm_message: str | None = None) -> None:
