@@ -152,14 +152,23 @@ class InvalidInputException(CorrectableLLMException):
     Write ``validation_rule`` as the way to get it right ("must be 8 digits"). The model reads
     the parameter, the value it sent (one line, bounded, secrets masked) and the rule; the
     technical message leaves the value out. For a well-formed identifier that names nothing,
-    raise :class:`ResourceNotFoundException` instead.
+    raise :class:`ResourceNotFoundException` instead. ``llm_message`` replaces the model text
+    (the HTTP carriers use it to quote what the server said).
     """
 
-    def __init__(self, parameter_name: str, invalid_value: object, validation_rule: str) -> None:
+    def __init__(
+        self,
+        parameter_name: str,
+        invalid_value: object,
+        validation_rule: str,
+        *,
+        llm_message: str | None = None,
+    ) -> None:
         rule = one_line(validation_rule)
         super().__init__(
             f"Invalid input for parameter '{one_line(parameter_name, VALUE_LIMIT)}': {rule}",
-            llm_message=(
+            llm_message=llm_message
+            or (
                 f"The parameter '{one_line(parameter_name, VALUE_LIMIT)}' got "
                 f"{render_value(invalid_value)}, which is not valid: {rule}"
             ),
@@ -176,14 +185,18 @@ class ResourceNotFoundException(CorrectableLLMException):
 
     Not for malformed identifiers (:class:`InvalidInputException`), searches that find nothing
     (return an empty result) or outages (:class:`ExternalServiceException`).
+    ``llm_message`` replaces the model text.
     """
 
-    def __init__(self, resource_type: str, identifier: object) -> None:
+    def __init__(
+        self, resource_type: str, identifier: object, *, llm_message: str | None = None
+    ) -> None:
         kind = one_line(resource_type, VALUE_LIMIT)
         shown = render_value(identifier)
         super().__init__(
             f"{kind} not found: {shown}",
-            llm_message=(
+            llm_message=llm_message
+            or (
                 f"No {kind} was found with the identifier {shown}. Check the identifier, try "
                 "another one, or use another tool to find the right one."
             ),
@@ -270,15 +283,16 @@ class UnauthorizedException(UncorrectableLLMException):
     """The service rejected our credentials. ``reason`` must never contain the credentials.
 
     For a person who lacks access under the application's own rules, raise
-    :class:`PermissionDeniedException`.
+    :class:`PermissionDeniedException`. ``llm_message`` replaces the model text.
     """
 
-    def __init__(self, service_name: str, reason: str) -> None:
+    def __init__(self, service_name: str, reason: str, *, llm_message: str | None = None) -> None:
         service = one_line(service_name, VALUE_LIMIT)
         why = _clause(reason)
         super().__init__(
             f"{service} rejected our credentials: {why}",
-            llm_message=(
+            llm_message=llm_message
+            or (
                 f"The service {service} rejected the tool's credentials: {why}. This needs the "
                 "tool's configuration fixed; a different call will not help."
             ),

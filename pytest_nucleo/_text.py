@@ -23,6 +23,7 @@ MESSAGE_LIMIT = 2000
 _LOOKAHEAD = 256
 
 _WHITESPACE = re.compile(r"[\s\x00-\x1f\x7f\x85\u2028\u2029]+")
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]+")  # controls str.split() does not split on
 _CONTROL_BUT_NEWLINE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f\x85\u2028\u2029]")
 _BLANK_LINES = re.compile(r"\n{3,}")
 
@@ -41,15 +42,55 @@ def _with_cut(text: str, cut: int) -> str:
 def one_line(text: str, limit: int = MESSAGE_LIMIT, known: Iterable[str] = ()) -> str:
     """Collapse whitespace and control characters to single spaces, mask secrets, bound length."""
     head, cut = _bounded(text, limit, known)
-    return _with_cut(_WHITESPACE.sub(" ", head).strip(), cut)
+    return _with_cut(_collapse(head), cut)
+
+
+def _collapse(text: str) -> str:
+    """Same as ``_WHITESPACE.sub(" ", text).strip()``, several times faster on prose: the
+    regex made one substitution per word, while ``str.split()`` handles every Unicode space
+    and only the remaining control characters need a pass."""
+    if _holds(text, _CONTROL_BYTES, _CONTROL):
+        text = _CONTROL.sub(" ", text)
+    return " ".join(text.split())
+
+
+_CONTROL_BYTES = bytes([*range(0x00, 0x09), *range(0x0E, 0x1C), 0x7F])
+_CONTROL_BUT_NEWLINE_BYTES = bytes([*range(0x00, 0x0A), *range(0x0B, 0x20), 0x7F])
+
+
+def _holds(text: str, ascii_set: bytes, pattern: re.Pattern[str]) -> bool:
+    """Whether ``pattern`` (a character class; ``ascii_set`` is its ASCII part) occurs in
+    ``text``. ASCII text, the usual case, is checked at C speed on its bytes: a regex scan
+    costs about 13 ns a character, more than all the rest of an excerpt."""
+    if text.isascii():
+        raw = text.encode("ascii")
+        return len(raw.translate(None, ascii_set)) != len(raw)
+    return pattern.search(text) is not None
+
+
+class Cleaned(str):
+    """Text assembled only from pieces that already went through these helpers (one line,
+    masked, bounded): :func:`clean_block` returns it as it is when it fits the limit, instead
+    of masking a kilobyte a second time. The HTTP carriers build their texts this way."""
+
+    __slots__ = ()
 
 
 def clean_block(text: str, limit: int = MESSAGE_LIMIT, known: Iterable[str] = ()) -> str:
     """Like :func:`one_line`, but keep single line breaks (``\\r\\n`` and ``\\r`` become ``\\n``)."""
-    head, cut = _bounded(text.replace("\r\n", "\n").replace("\r", "\n"), limit, known)
-    head = _CONTROL_BUT_NEWLINE.sub(" ", head)
-    head = "\n".join(line.strip() for line in head.split("\n"))
-    return _with_cut(_BLANK_LINES.sub("\n\n", head).strip(), cut)
+    if type(text) is Cleaned and len(text) <= limit and not known:
+        return str(text)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    head, cut = _bounded(text, limit, known)
+    # Each pass only when it can change something: most texts are one clean line.
+    if _holds(head, _CONTROL_BUT_NEWLINE_BYTES, _CONTROL_BUT_NEWLINE):
+        head = _CONTROL_BUT_NEWLINE.sub(" ", head)
+    if "\n" in head:
+        head = "\n".join(line.strip() for line in head.split("\n"))
+        if "\n\n\n" in head:
+            head = _BLANK_LINES.sub("\n\n", head)
+    return _with_cut(head.strip(), cut)
 
 
 def render_value(value: object, limit: int = VALUE_LIMIT) -> str:

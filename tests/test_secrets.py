@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+import re
+
 import pytest
 
 from pytest_nucleo._secrets import MASK, redact
@@ -52,3 +55,74 @@ def test_ordinary_text_is_left_alone() -> None:
 
 def test_urls_keep_host_and_path() -> None:
     assert redact("https://u:p@api.example/v1/x?token=abc#frag") == "https://api.example/v1/x#frag"
+
+
+# The key=value pattern as first written, before its speed-up lookahead: the reference.
+_PLAIN_SECRET_PAIR = re.compile(
+    r"""(?ix)
+    \b(
+      [a-z0-9_\-]*(?:api[_\-]?key|apikey|access[_\-]?token|auth[_\-]?token|refresh[_\-]?token
+        |id[_\-]?token|client[_\-]?secret|secret[_\-]?key|secret|password|passwd|signature
+        |x-amz-signature|x-amz-credential|x-amz-security-token|session[_\-]?token|private[_\-]?key
+        |access[_\-]?key)[a-z0-9_\-]*
+      |token|sig|authorization|cookie|set-cookie
+    )
+    (\s*["']?\s*[=:]\s*["']?\s*)
+    (?!\[REDACTED\])[^\s&"',;<>}\]]+
+    """
+)
+
+
+def _redact_running_every_pattern(text: str) -> str:
+    """``redact`` without its shortcuts: the reference its hint checks must agree with."""
+    from pytest_nucleo import _secrets as s
+
+    text = s._USERINFO.sub(r"\1", text)
+    text = s._QUERY.sub(r"\1", text)
+    text = s._TOKENS.sub(MASK, text)
+    text = s._AUTH_SCHEME.sub(rf"\1\2{MASK}", text)
+    return _PLAIN_SECRET_PAIR.sub(rf"\1\2{MASK}", text)
+
+
+def test_shortcuts_change_no_result() -> None:
+    rng = random.Random(11)
+    pieces = [
+        "api_key",
+        "ap\u0130_key",
+        "\u017fecret",
+        "\u212aey",
+        "toKen",
+        "sig",
+        "Bearer",
+        "bAsic",
+        "digest",
+        "x-amz-credential",
+        "Set-Cookie",
+        "passwd",
+        "authorization",
+        "sk-",
+        "AKIA",
+        "ghp_",
+        "xoxb-",
+        "AIza",
+        "eyJ",
+        "https://",
+        "u:p@",
+        "?q=",
+        "=",
+        ": ",
+        '"',
+        "'",
+        " ",
+        "-",
+        "_",
+        "abcdefghij0123456789",
+        "ABCDEFGHIJKLMNOP",
+        "[REDACTED]",
+        "&",
+        "\u0131",
+        "/",
+    ]
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
+        assert redact(text) == _redact_running_every_pattern(text), text

@@ -41,3 +41,26 @@ def test_render_value_never_shows_reprs() -> None:
 )
 def test_seconds(value: float, text: str) -> None:
     assert seconds(value) == text
+
+
+def test_fast_paths_change_no_result() -> None:
+    """one_line and clean_block skip passes that cannot change the text; check them against
+    the plain regex passes over every kind of whitespace and control character."""
+    import random
+
+    from pytest_nucleo import _text
+
+    def plain_block(text: str) -> str:
+        head = text.replace("\r\n", "\n").replace("\r", "\n")
+        head = _text._CONTROL_BUT_NEWLINE.sub(" ", head)
+        head = "\n".join(line.strip() for line in head.split("\n"))
+        return _text._BLANK_LINES.sub("\n\n", head).strip()
+
+    rng = random.Random(4)
+    alphabet = [chr(c) for c in range(0x40)] + [
+        "\x7f", "\x85", "\u2028", "\u2029", "\xa0", "\u3000", "\u200b", "a", "\u00e9", " ",
+    ]  # fmt: skip
+    for _ in range(50_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert _text.one_line(text) == _text._WHITESPACE.sub(" ", text).strip(), repr(text)
+        assert _text.clean_block(text) == plain_block(text), repr(text)

@@ -70,10 +70,7 @@ def respond(
 
     # Servers send header bytes; a non-ASCII value (full-width digits in Retry-After, say) goes
     # out as UTF-8, where a str would make httpx refuse to build the response.
-    raw_headers = {
-        name: value.encode() if isinstance(value, str) and not value.isascii() else value
-        for name, value in (headers or {}).items()
-    }
+    raw_headers = [(name.encode(), value.encode()) for name, value in (headers or {}).items()]
 
     def produce(request: httpx.Request) -> httpx.Response:
         return httpx.Response(

@@ -1,0 +1,328 @@
+"""A client base on httpx that turns every way a service call fails into the right exception.
+
+Subclass :class:`ServiceClient` (or :class:`AsyncServiceClient`), give ``service_name`` and
+``base_url``, and call ``get_json`` / ``request``: a received non-2xx status becomes its carrier
+from the status table, a failure to get any answer an :class:`ExternalServiceException` that says
+whether the request was sent, and a 2xx body that is not JSON an ExternalServiceException too.
+A service's quirks go in a ``classify`` override. The sync and async classes share everything
+but the sending.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from types import TracebackType
+from typing import Any, ClassVar, Self
+from urllib.parse import parse_qsl, quote, quote_plus
+
+import httpx
+
+from ._exceptions import (
+    ExternalServiceException,
+    LLMReadableCheckedException,
+    ResourceNotFoundException,
+)
+from ._excerpt import body_excerpt, safe_endpoint
+from ._status import http_exception
+from ._text import VALUE_LIMIT, one_line
+
+logger = logging.getLogger("pytest_nucleo.http")
+
+# Transport failures, most specific first: what happened, and whether the request left us.
+# A connect failure or a wait for a pooled connection sent nothing; past that, the server may
+# have received the request and acted on it, which matters before repeating a write.
+_NOT_SENT = "nothing was sent, so the service did not act on the request"
+_MAYBE_SENT = "the request was sent, so the service may have acted on it"
+_TRANSPORT: tuple[tuple[type[httpx.HTTPError], str, str], ...] = (
+    (httpx.ConnectTimeout, "the connection attempt timed out", _NOT_SENT),
+    (httpx.ConnectError, "the connection was refused or could not be made", _NOT_SENT),
+    (httpx.PoolTimeout, "no connection became free in time", _NOT_SENT),
+    (httpx.UnsupportedProtocol, "the URL's protocol is not supported", _NOT_SENT),
+    (httpx.ProxyError, "the proxy refused the request", _NOT_SENT),
+    (httpx.ReadTimeout, "it did not answer in time (the read timed out)", _MAYBE_SENT),
+    (httpx.WriteTimeout, "sending the request timed out", _MAYBE_SENT),
+    (httpx.RemoteProtocolError, "the connection broke before a complete answer", _MAYBE_SENT),
+    (httpx.TooManyRedirects, "it redirected the request too many times", _MAYBE_SENT),
+    (httpx.DecodingError, "its answer could not be decoded", _MAYBE_SENT),
+    (httpx.HTTPError, "the connection failed while talking to it", _MAYBE_SENT),
+)
+
+# Request headers whose values are not secret; every other header value is masked wherever it
+# shows up (a server may echo a key back in its error body).
+_PLAIN_HEADERS = frozenset(
+    {
+        "accept",
+        "accept-encoding",
+        "accept-language",
+        "connection",
+        "content-length",
+        "content-type",
+        "host",
+        "user-agent",
+    }
+)
+
+
+def sent_values(request: httpx.Request) -> tuple[str, ...]:
+    """What a request carried that must never be shown, to mask wherever it shows up.
+
+    Header values (but those of the few plain headers such as Accept and User-Agent), the
+    credential part of an ``Authorization`` value and each cookie's value; query values; the URL's user and password;
+    the values of a form body and the strings of a JSON body (up to 64 KiB); and the percent-encoded
+    forms of all of these. Values under four characters are left out (see ``redact``).
+    """
+    values: list[str] = []
+    for name, value in request.headers.items():
+        if name.lower() not in _PLAIN_HEADERS:
+            values.append(value)
+            values.extend(value.split()[1:])  # "Bearer abc" -> also "abc"
+            if name.lower() == "cookie":  # "a=1; session=abc" -> also "abc"
+                values.extend(v for _, _, v in (c.partition("=") for c in value.split(";")))
+    values.extend(value for _, value in request.url.params.multi_items())
+    values.extend(part for part in (request.url.username, request.url.password) if part)
+    values.extend(_body_values(request))
+    encoded = [form for value in values for form in (quote(value, safe=""), quote_plus(value))]
+    return tuple(dict.fromkeys(v for v in (*values, *encoded) if len(v) >= 4))
+
+
+_BODY_SCAN = 65_536
+_BODY_VALUES = 256
+
+
+def _body_values(request: httpx.Request) -> list[str]:
+    try:
+        content = request.content
+    except httpx.RequestNotRead:  # a streamed body: nothing we can read without consuming it
+        return []
+    if not content or len(content) > _BODY_SCAN:
+        return []
+    kind = request.headers.get("content-type", "")
+    text = content.decode("utf-8", "replace")
+    if "json" in kind:
+        try:
+            return list(_strings(json.loads(text)))[:_BODY_VALUES]
+        except ValueError:
+            return [text]
+    if "x-www-form-urlencoded" in kind:
+        return [value for _, value in parse_qsl(text)][:_BODY_VALUES]
+    return [text]
+
+
+def _strings(value: Any) -> Iterator[str]:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+class _ServiceClientBase:
+    """What the sync and async clients share: configuration, mapping, decoding."""
+
+    service_name: ClassVar[str]
+    """The service's name as the model should read it (``"PubChem"``)."""
+    base_url: ClassVar[str]
+    """Prefix of every path given to ``request`` / ``get_json``."""
+
+    def __init__(self) -> None:
+        missing = [
+            name
+            for name in ("service_name", "base_url")
+            if not isinstance(getattr(type(self), name, None), str) or not getattr(type(self), name)
+        ]
+        if missing:
+            raise TypeError(
+                f"{type(self).__name__} must set the class attribute(s) {', '.join(missing)}: "
+                'for example service_name = "PubChem" and base_url = '
+                '"https://pubchem.ncbi.nlm.nih.gov/rest/pug"'
+            )
+
+    def classify(self, response: httpx.Response) -> LLMReadableCheckedException | None:
+        """Map a service's quirk: return an exception to raise for ``response``, or None.
+
+        Called for every response, 2xx included, before the status table. Return an existing
+        type (``ResourceNotFoundException`` for a "not found" that comes as a 200 with an error
+        JSON, ``http_exception(...)`` with another status...); never add a type for one
+        service. The default returns None: the status table decides.
+        """
+        return None
+
+    def _url(self, path: str) -> str:
+        if path.startswith(("http://", "https://")):
+            return path
+        return f"{self.base_url.rstrip('/')}/{path.lstrip('/')}"
+
+    def _name(self) -> str:
+        return one_line(self.service_name, VALUE_LIMIT)
+
+    def _failure(self, response: httpx.Response) -> LLMReadableCheckedException | None:
+        """The exception for ``response``, or None when it is a success."""
+        failure = self.classify(response)
+        if failure is None and not response.is_success:
+            failure = http_exception(
+                self.service_name,
+                response.request.url.path,
+                response.status_code,
+                response.content,
+                response.headers,
+                known=sent_values(response.request),
+            )
+        if failure is not None:
+            logger.debug("%s", failure)
+        return failure
+
+    def _transport_failure(self, error: httpx.HTTPError, method: str, url: str) -> Exception:
+        """An ExternalServiceException for a call that got no response. ``str(error)`` is never
+        used: httpx messages can hold the URL with its userinfo and query."""
+        what, sent = next((w, s) for kind, w, s in _TRANSPORT if isinstance(error, kind))
+        path = safe_endpoint(url)
+        name = self._name()
+        failure = ExternalServiceException(
+            self.service_name,
+            f"{method} {path} got no response ({type(error).__name__}): {what}; {sent}",
+            llm_message=(
+                f"The external service {name} gave no answer to {method} {path}: {what}. "
+                f"{sent[0].upper()}{sent[1:]}. Calling it again now is unlikely to help."
+            ),
+        )
+        logger.debug("%s", failure)
+        return failure
+
+    def _decode(self, response: httpx.Response, empty_on_404: bool) -> Any:
+        failure = self._failure(response)
+        if failure is not None:
+            if empty_on_404 and isinstance(failure, ResourceNotFoundException):
+                return None
+            raise failure
+        if response.status_code == 204:
+            return None
+        try:
+            return json.loads(response.content)
+        except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError is a ValueError
+            reason = type(error).__name__
+        raise self._not_json(response, reason) from None  # the decoder's error holds the body
+
+    def _not_json(self, response: httpx.Response, reason: str) -> ExternalServiceException:
+        path = safe_endpoint(response.request.url.path)
+        content_type = response.headers.get("content-type")
+        excerpt = body_excerpt(
+            response.content, content_type=content_type, known=sent_values(response.request)
+        )
+        kind = f" ({one_line(content_type, VALUE_LIMIT)})" if content_type else ""
+        said = f' It said: "{excerpt}".' if excerpt else " The body was empty."
+        failure = ExternalServiceException(
+            self.service_name,
+            f"HTTP {response.status_code} at {path}: the body{kind} is not JSON ({reason}): "
+            f"{excerpt}",
+            llm_message=(
+                f"The external service {self._name()} answered {path} with HTTP "
+                f"{response.status_code}, but its answer{kind} was not the JSON expected.{said} "
+                "Calling it again now is unlikely to help."
+            ),
+        )
+        logger.debug("%s", failure)
+        return failure
+
+
+class ServiceClient(_ServiceClientBase):
+    """Base of a synchronous client for one HTTP service. Subclass it:
+
+    ``class PubChem(ServiceClient): service_name = "PubChem"; base_url = "https://..."``
+
+    ``client`` is an ``httpx.Client`` carrying your auth headers, timeouts and transport; without
+    one, a client is built once for this object (following redirects) and closed by
+    :meth:`close` or ``with``. For asyncio use :class:`AsyncServiceClient`.
+    """
+
+    def __init__(self, client: httpx.Client | None = None) -> None:
+        super().__init__()
+        self._owned = client is None
+        self.client = client if client is not None else httpx.Client(follow_redirects=True)
+
+    def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """Send a request to ``base_url + path`` (keyword arguments go to ``httpx``) and return
+        the response when it is a success; otherwise raise the mapped failure."""
+        response = self._send(method, path, **kwargs)
+        failure = self._failure(response)
+        if failure is not None:
+            raise failure
+        return response
+
+    def get_json(self, path: str, *, params: Any = None, empty_on_404: bool = False) -> Any:
+        """GET ``path`` and return its decoded JSON (None for a 204).
+
+        ``empty_on_404=True`` is the search case: a not-found (a 404, or what ``classify`` maps
+        to ResourceNotFoundException) means "no results" and returns None instead of raising.
+        """
+        return self._decode(self._send("GET", path, params=params), empty_on_404)
+
+    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        url = self._url(path)
+        try:
+            return self.client.request(method, url, **kwargs)
+        except httpx.HTTPError as error:
+            raise self._transport_failure(error, method, url) from error
+
+    def close(self) -> None:
+        """Close the httpx client if this object built it (a client you passed stays open)."""
+        if self._owned:
+            self.client.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class AsyncServiceClient(_ServiceClientBase):
+    """The asyncio twin of :class:`ServiceClient`: same mapping, ``await`` on every call.
+
+    ``client`` is an ``httpx.AsyncClient``; without one, a client is built once for this object
+    and closed by :meth:`aclose` or ``async with``.
+    """
+
+    def __init__(self, client: httpx.AsyncClient | None = None) -> None:
+        super().__init__()
+        self._owned = client is None
+        self.client = client if client is not None else httpx.AsyncClient(follow_redirects=True)
+
+    async def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """See :meth:`ServiceClient.request`."""
+        response = await self._send(method, path, **kwargs)
+        failure = self._failure(response)
+        if failure is not None:
+            raise failure
+        return response
+
+    async def get_json(self, path: str, *, params: Any = None, empty_on_404: bool = False) -> Any:
+        """See :meth:`ServiceClient.get_json`."""
+        return self._decode(await self._send("GET", path, params=params), empty_on_404)
+
+    async def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        url = self._url(path)
+        try:
+            return await self.client.request(method, url, **kwargs)
+        except httpx.HTTPError as error:
+            raise self._transport_failure(error, method, url) from error
+
+    async def aclose(self) -> None:
+        """Close the httpx client if this object built it."""
+        if self._owned:
+            await self.client.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()

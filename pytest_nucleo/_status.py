@@ -1,0 +1,562 @@
+"""HTTP statuses as failures: the status table, its carriers, and the throttle-body rule.
+
+Every carrier is a subclass of the exception whose meaning its status has (catch by meaning to
+decide what to do) and of :class:`HttpErrorResponse` (test for it to read what the server said).
+
+```
+status           class                          is a
+400 413 422      Http400/413/422Exception       InvalidInputException        correctable
+401 403          Http401/403Exception           UnauthorizedException
+404              Http404Exception               ResourceNotFoundException    correctable
+429              Http429Exception               UpstreamThrottleException
+500 502 503      Http500/502/503Exception       ExternalServiceException
+any other        HttpUnmappedStatusException    ExternalServiceException
+400 401 403 503  HttpThrottledStatusException   UpstreamThrottleException    (body says throttle)
+```
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from http import HTTPStatus
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar, cast
+
+import httpx
+
+from ._exceptions import (
+    ExternalServiceException,
+    InvalidInputException,
+    LLMReadableCheckedException,
+    ResourceNotFoundException,
+    UnauthorizedException,
+    UpstreamThrottleException,
+)
+from ._excerpt import body_excerpt, safe_endpoint
+from ._retry_after import parse_retry_after
+from ._text import VALUE_LIMIT, Cleaned, one_line, seconds
+
+Headers = Mapping[str, str] | httpx.Headers | Iterable[tuple[str, str]]
+"""Response headers as a mapping, an ``httpx.Headers``, or (name, value) pairs."""
+
+THROTTLE_PATTERNS: tuple[str, ...] = (
+    r"rate[\s_-]?limit",  # "rate limit", GitHub's "secondary rate limit", rateLimitExceeded
+    r"too[\s_-]?many[\s_-]?requests",  # "Too Many Requests", TooManyRequestsException
+    r"throttl",  # AWS Throttling / ThrottlingException, "throttled"
+    r"slow[\s_-]?down",  # AWS S3 SlowDown, "please slow down"
+    r"reduce your request rate",
+    r"rate exceeded",  # AWS "Rate exceeded"
+    r"quota[\s_-]?exceeded",  # Google quotaExceeded, "quota exceeded"
+    r"(?:daily|user)[\s_-]?limit[\s_-]?exceeded",  # Google dailyLimitExceeded
+    r"request[\s_-]?limit[\s_-]?exceeded",  # AWS RequestLimitExceeded
+    r"abuse[\s_-]?detection",  # GitHub's older secondary limit message
+    r"robot[\s_-]?detect",  # EPO CLIENT.RobotDetected
+    r"are you a robot|not a robot",
+    r"captcha",
+)
+"""What marks a 400/401/403/503 body as throttling: case-insensitive regexes, any one suffices.
+
+Checked against the first :data:`THROTTLE_SCAN` characters of the body only. A body that says
+no such thing (``"permission denied"``, ``"Bad credentials"``) keeps its status's meaning.
+"""
+
+THROTTLE_SCAN = 4096
+"""Characters at the start of a body that the throttle rule reads."""
+
+THROTTLE_RULE_STATUSES = frozenset({400, 401, 403, 503})
+"""Statuses whose meaning the throttle rule can override (see :data:`THROTTLE_PATTERNS`)."""
+
+_THROTTLE = re.compile("|".join(THROTTLE_PATTERNS), re.IGNORECASE)
+# GitHub answers an exhausted primary rate limit with a 403 and this header at 0.
+_REMAINING_HEADERS = ("x-ratelimit-remaining", "ratelimit-remaining")
+
+# Our own reason phrases: the standard library renamed 413 and 422 in Python 3.13, and a model
+# text must not change with the interpreter.
+_PHRASES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    413: "Content Too Large",
+    422: "Unprocessable Content",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+}
+
+
+@functools.lru_cache(maxsize=1024)
+def status_line(status: int) -> str:
+    """``404`` -> ``"HTTP 404 Not Found"``; a status without a standard phrase -> ``"HTTP 599"``."""
+    phrase = _PHRASES.get(status)
+    if phrase is None:
+        try:
+            phrase = HTTPStatus(status).phrase
+        except ValueError:
+            phrase = ""
+    return f"HTTP {status} {phrase}".rstrip()
+
+
+class HttpErrorResponse:
+    """What a server answered, carried by every exception made from a received HTTP response.
+
+    A mixin: every carrier (:class:`Http404Exception`, ...) is also a subclass of the exception
+    whose meaning its status has. Catch by meaning (``ResourceNotFoundException``,
+    ``ExternalServiceException``) to decide what to do; test ``isinstance(exc,
+    HttpErrorResponse)`` to read what the server said. A refused connection or a timeout
+    received no response, so it is an ``ExternalServiceException`` that is not one of these.
+    """
+
+    status_code: int
+    """The status the server really sent (a throttled 403 still says 403)."""
+    service: str
+    """The service name the client gave."""
+    endpoint: str
+    """The path that was called: no scheme, host, userinfo, query or fragment."""
+    response_body: str
+    """A bounded, cleaned, secret-free excerpt of the body (see ``body_excerpt``), never the raw body."""
+    retry_after: float | None
+    """Seconds the server asked us to wait (its Retry-After header), or None."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """The pieces every carrier text is made of, each already safe to show."""
+
+    status_code: int
+    service: str
+    endpoint: str
+    body: str
+    retry_after: float | None
+    name: str
+    """The service name, one clean bounded line."""
+    status: str
+    """``"HTTP 404 Not Found"``."""
+
+    @property
+    def said(self) -> str:
+        return f' It said: "{self.body}".' if self.body else " Its answer had no body."
+
+    @property
+    def wait(self) -> str:
+        if self.retry_after is None:
+            return ""
+        return f" It asked us to wait {seconds(self.retry_after)} before calling again."
+
+    @property
+    def technical(self) -> str:
+        text = f"{self.name}: {self.status} at {self.endpoint}"
+        if self.retry_after is not None:
+            text += f" (Retry-After: {seconds(self.retry_after)})"
+        return f"{text}: {self.body}" if self.body else f"{text} (empty body)"
+
+    def details(self) -> str:
+        """The parent exception's detail field; the body is in ``response_body``."""
+        return f"{self.status} at {self.endpoint}"
+
+
+class _Shown(str):
+    """Text :func:`http_exception` already made safe (an excerpt, an endpoint path), so a
+    carrier does not clean it twice. Only ever passed in; carriers store plain ``str``."""
+
+    __slots__ = ()
+
+
+def _answer(
+    status_code: int, service: str, endpoint: str, response_body: str, retry_after: float | None
+) -> _Answer:
+    if retry_after is not None and not (math.isfinite(retry_after) and retry_after >= 0):
+        raise ValueError(
+            f"retry_after must be a finite number of seconds >= 0, or None; got {retry_after!r}"
+        )
+    return _Answer(
+        status_code,
+        service,
+        str(endpoint) if type(endpoint) is _Shown else safe_endpoint(endpoint),
+        str(response_body) if type(response_body) is _Shown else body_excerpt(response_body),
+        retry_after,
+        one_line(service, VALUE_LIMIT),
+        status_line(status_code),
+    )
+
+
+def _status_of(cls: type[_Carrier], status_code: int | None) -> int:
+    fixed = cls.status
+    if fixed is not None:
+        if status_code not in (None, fixed):
+            raise ValueError(
+                f"{cls.__name__} carries status {fixed}, not {status_code}; use http_exception() "
+                "to get the right class for a status"
+            )
+        return fixed
+    if status_code is None:
+        raise TypeError(f"{cls.__name__} needs the status_code the server sent")
+    if 200 <= status_code <= 299:
+        raise ValueError(f"HTTP {status_code} is a success, not a failure")
+    return status_code
+
+
+class _Carrier(HttpErrorResponse):
+    """One constructor for every carrier; each class adds its meaning and its model text."""
+
+    status: ClassVar[int | None] = None
+    """The one status this class carries; None for the classes that carry several."""
+
+    if TYPE_CHECKING:  # every carrier is also an LLMReadableException, which defines these
+
+        def _keep(self, **fields: Any) -> None: ...
+
+        _message: str
+
+    def __init__(
+        self,
+        service: str,
+        endpoint: str,
+        response_body: str = "",
+        retry_after: float | None = None,
+        status_code: int | None = None,
+    ) -> None:
+        answer = _answer(
+            _status_of(type(self), status_code), service, endpoint, response_body, retry_after
+        )
+        self._mean(answer)
+        self.status_code = answer.status_code
+        self.service = service
+        self.endpoint = answer.endpoint
+        self.response_body = answer.body
+        self.retry_after = answer.retry_after
+        self._message = answer.technical  # made of pieces each already cleaned and masked
+        self._keep(
+            service=service,
+            endpoint=answer.endpoint,
+            response_body=answer.body,
+            retry_after=answer.retry_after,
+            status_code=answer.status_code,
+        )
+
+    def _mean(self, a: _Answer) -> None:
+        """Initialise the exception whose meaning this status has, with the model text."""
+        raise NotImplementedError
+
+
+class Http400Exception(_Carrier, InvalidInputException):
+    """HTTP 400: the service found the request malformed. Correctable: fix the arguments."""
+
+    status = 400
+
+    def _mean(self, a: _Answer) -> None:
+        InvalidInputException.__init__(
+            self,
+            "request",
+            a.endpoint,
+            a.details(),
+            llm_message=Cleaned(
+                f"The service {a.name} rejected the request to {a.endpoint} as invalid "
+                f"({a.status}).{a.said}{a.wait} Correct the arguments to what the service "
+                "accepts, then call again."
+            ),
+        )
+
+
+class Http413Exception(_Carrier, InvalidInputException):
+    """HTTP 413: the request was too large. Correctable: ask for less."""
+
+    status = 413
+
+    def _mean(self, a: _Answer) -> None:
+        InvalidInputException.__init__(
+            self,
+            "request",
+            a.endpoint,
+            a.details(),
+            llm_message=Cleaned(
+                f"The service {a.name} rejected the request to {a.endpoint} as too large "
+                f"({a.status}).{a.said}{a.wait} Send less (a smaller input, fewer items or a "
+                "narrower range), then call again."
+            ),
+        )
+
+
+class Http422Exception(_Carrier, InvalidInputException):
+    """HTTP 422: well-formed, but the values were not acceptable. Correctable: fix the values."""
+
+    status = 422
+
+    def _mean(self, a: _Answer) -> None:
+        InvalidInputException.__init__(
+            self,
+            "request",
+            a.endpoint,
+            a.details(),
+            llm_message=Cleaned(
+                f"The service {a.name} could not process the request to {a.endpoint} "
+                f"({a.status}): it was well-formed, but its values were not acceptable."
+                f"{a.said}{a.wait} Correct the values, then call again."
+            ),
+        )
+
+
+class Http401Exception(_Carrier, UnauthorizedException):
+    """HTTP 401: the service rejected the tool's credentials. Needs configuration, not a retry."""
+
+    status = 401
+
+    def _mean(self, a: _Answer) -> None:
+        UnauthorizedException.__init__(
+            self,
+            a.service,
+            a.details(),
+            llm_message=Cleaned(
+                f"The service {a.name} rejected the tool's credentials for {a.endpoint} "
+                f"({a.status}).{a.said}{a.wait} This needs the tool's configuration fixed; a "
+                "different call will not help."
+            ),
+        )
+
+
+class Http403Exception(_Carrier, UnauthorizedException):
+    """HTTP 403: the tool's credentials may not do this. A 403 whose body says the service is
+    throttling becomes :class:`HttpThrottledStatusException` instead."""
+
+    status = 403
+
+    def _mean(self, a: _Answer) -> None:
+        UnauthorizedException.__init__(
+            self,
+            a.service,
+            a.details(),
+            llm_message=Cleaned(
+                f"The service {a.name} refused the tool access to {a.endpoint} with its "
+                f"credentials ({a.status}).{a.said}{a.wait} This needs the tool's configuration "
+                "or permissions fixed; a different call will not help."
+            ),
+        )
+
+
+class Http404Exception(_Carrier, ResourceNotFoundException):
+    """HTTP 404: nothing at this path. Correctable for a fetch by id (another id may work);
+    a search that means "no results" by it asks ``get_json(..., empty_on_404=True)``."""
+
+    status = 404
+
+    def _mean(self, a: _Answer) -> None:
+        ResourceNotFoundException.__init__(
+            self,
+            "resource",
+            a.endpoint,
+            llm_message=Cleaned(
+                f"No resource was found at {a.endpoint} on the service {a.name} ({a.status})."
+                f"{a.said}{a.wait} Check the identifier, try another one, or use another tool "
+                "to find the right one."
+            ),
+        )
+
+
+class Http429Exception(_Carrier, UpstreamThrottleException):
+    """HTTP 429: the service is throttling us; ``retry_after`` says how long it asked us to wait."""
+
+    status = 429
+
+    def _mean(self, a: _Answer) -> None:
+        UpstreamThrottleException.__init__(
+            self,
+            a.service,
+            a.details(),
+            a.retry_after,
+            llm_message=Cleaned(
+                f"The external service {a.name} is throttling our requests (too many "
+                f"requests): it answered {a.endpoint} with {a.status}.{a.said}{a.wait} Calling "
+                "it again right away will not help."
+            ),
+        )
+
+
+class HttpThrottledStatusException(_Carrier, UpstreamThrottleException):
+    """A 400, 401, 403 or 503 whose body says the service is throttling (rate limits, robot
+    checks; see :data:`THROTTLE_PATTERNS`). ``status_code`` is the status really sent."""
+
+    def _mean(self, a: _Answer) -> None:
+        UpstreamThrottleException.__init__(
+            self,
+            a.service,
+            a.details(),
+            a.retry_after,
+            llm_message=Cleaned(
+                f"The external service {a.name} is throttling our requests: it answered "
+                f"{a.endpoint} with {a.status}, and its answer says it is limiting our rate "
+                f"or checking for robots.{a.said}{a.wait} Calling it again right away will "
+                "not help."
+            ),
+        )
+
+
+class _ServerError(_Carrier, ExternalServiceException):
+    """The 5xx carriers and the unmapped one: one meaning, a first sentence per class."""
+
+    _what: ClassVar[str]
+
+    def _mean(self, a: _Answer) -> None:
+        advice = (
+            " Calling it again before then will not help."
+            if a.retry_after
+            else " Calling it again now is unlikely to help."
+        )
+        what = self._what.format(name=a.name, endpoint=a.endpoint, status=a.status)
+        ExternalServiceException.__init__(
+            self, a.service, a.details(), llm_message=Cleaned(f"{what}{a.said}{a.wait}{advice}")
+        )
+
+
+class Http500Exception(_ServerError):
+    """HTTP 500: the service failed while handling the request."""
+
+    status = 500
+    _what = "The external service {name} failed with an internal error on {endpoint} ({status})."
+
+
+class Http502Exception(_ServerError):
+    """HTTP 502: a gateway in front of the service got no valid answer from it."""
+
+    status = 502
+    _what = (
+        "The external service {name} could not be reached through its gateway for {endpoint} "
+        "({status}): the gateway got no valid answer from it."
+    )
+
+
+class Http503Exception(_ServerError):
+    """HTTP 503: the service is unavailable (down, overloaded, in maintenance)."""
+
+    status = 503
+    _what = "The external service {name} is unavailable for {endpoint} ({status})."
+
+
+class HttpUnmappedStatusException(_ServerError):
+    """Any received status without a class of its own (a 3xx not followed, a 418, a 599...)."""
+
+    _what = "The external service {name} answered {endpoint} with an unexpected status ({status})."
+
+
+_TABLE: dict[int, type[_Carrier]] = {
+    400: Http400Exception,
+    401: Http401Exception,
+    403: Http403Exception,
+    404: Http404Exception,
+    413: Http413Exception,
+    422: Http422Exception,
+    429: Http429Exception,
+    500: Http500Exception,
+    502: Http502Exception,
+    503: Http503Exception,
+}
+
+HTTP_STATUS_TABLE: Mapping[int, type[HttpErrorResponse]] = MappingProxyType(_TABLE)
+"""Status -> carrier class (a read-only view). A received status not in it gives
+:class:`HttpUnmappedStatusException`; a 2xx is not a failure."""
+
+
+def _header_values(headers: Headers | None, name: str) -> list[str]:
+    if headers is None:
+        return []
+    if isinstance(headers, httpx.Headers):
+        return headers.get_list(name)
+    pairs = headers.items() if isinstance(headers, Mapping) else headers
+    return [str(value) for key, value in pairs if str(key).lower() == name]
+
+
+# Literal cores of THROTTLE_PATTERNS once case and ASCII separators are removed. On an ASCII
+# prefix, no core present means no pattern can match, and that check runs at C speed, while
+# the regex costs some 20 ns a character; the regex still decides when a core is present.
+_THROTTLE_CORES = (
+    b"ratelimit", b"toomanyrequests", b"throttl", b"slowdown", b"reduceyourrequestrate",
+    b"rateexceeded", b"quotaexceeded", b"limitexceeded", b"abusedetection", b"robotdetect",
+    b"areyouarobot", b"notarobot", b"captcha",
+)  # fmt: skip
+_SEPARATORS = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f_-"
+
+
+def body_says_throttled(body: bytes | str | None) -> bool:
+    """True when the start of ``body`` matches one of :data:`THROTTLE_PATTERNS`."""
+    if not body:
+        return False
+    prefix = body[:THROTTLE_SCAN]
+    raw = prefix if isinstance(prefix, bytes) else prefix.encode("utf-8", "replace")
+    if raw.isascii():
+        squeezed = raw.lower().translate(None, _SEPARATORS)
+        if not any(core in squeezed for core in _THROTTLE_CORES):
+            return False
+    text = prefix.decode("utf-8", "replace") if isinstance(prefix, bytes) else prefix
+    return _THROTTLE.search(text) is not None
+
+
+def _headers_say_throttled(headers: Headers | None) -> bool:
+    return any(
+        value.strip() == "0"
+        for name in _REMAINING_HEADERS
+        for value in _header_values(headers, name)
+    )
+
+
+def http_exception(
+    service: str,
+    endpoint: str,
+    status: int,
+    body: bytes | str | None,
+    headers: Headers | None = None,
+    *,
+    known: Iterable[str] = (),
+) -> LLMReadableCheckedException:
+    """The exception for a received non-2xx response; it is always an :class:`HttpErrorResponse`.
+
+    ``endpoint`` may be a full URL: only its path is kept. ``body`` is the raw body (bytes or
+    text); only a bounded excerpt of it is kept. From ``headers`` come Retry-After (as
+    ``retry_after``, via :func:`parse_retry_after`), the content type (to read HTML and the
+    charset) and GitHub-style ``x-ratelimit-remaining``; a header sent twice counts by its first
+    value. ``known`` are values the caller sent (credentials, header and query values): they
+    are masked wherever they appear. A 400, 401, 403 or 503 whose body says throttle (see
+    :data:`THROTTLE_PATTERNS`), or a 401/403 with ``x-ratelimit-remaining: 0``, gives
+    :class:`HttpThrottledStatusException`. A 2xx status is not a failure: ValueError.
+    """
+    if 200 <= status <= 299:
+        raise ValueError(
+            f"HTTP {status} is a success, not a failure; use raise_for_status() to raise only "
+            "for failures"
+        )
+    known = tuple(known)
+    retry = _header_values(headers, "retry-after")
+    retry_after = parse_retry_after(retry[0]) if retry else None
+    content_type = next(iter(_header_values(headers, "content-type")), None)
+    said = _Shown(body_excerpt(body, content_type=content_type, known=known))
+    shown = _Shown(safe_endpoint(endpoint, known))
+    if status in THROTTLE_RULE_STATUSES and (
+        body_says_throttled(body) or (status in (401, 403) and _headers_say_throttled(headers))
+    ):
+        return HttpThrottledStatusException(service, shown, said, retry_after, status)
+    carrier = _TABLE.get(status)
+    if carrier is None:
+        return HttpUnmappedStatusException(service, shown, said, retry_after, status)
+    # Every class in the table is also an LLMReadableCheckedException (a test checks it).
+    return cast(LLMReadableCheckedException, carrier(service, shown, said, retry_after))
+
+
+def raise_for_status(
+    service: str,
+    endpoint: str,
+    status: int,
+    body: bytes | str | None,
+    headers: Headers | None = None,
+    *,
+    known: Iterable[str] = (),
+) -> None:
+    """Raise :func:`http_exception` for any status outside 2xx; return None for a 2xx.
+
+    A 1xx or 3xx that reaches the caller (a redirect the client did not follow) is a failure
+    too: :class:`HttpUnmappedStatusException`.
+    """
+    if not 200 <= status <= 299:
+        raise http_exception(service, endpoint, status, body, headers, known=known)

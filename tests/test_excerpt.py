@@ -1,0 +1,152 @@
+"""Body excerpts and endpoint paths: bounded, readable, secret-free (CONTRACT sections 4 and 6)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_nucleo import body_excerpt, safe_endpoint
+from pytest_nucleo._excerpt import EXCERPT_HEAD, EXCERPT_LIMIT, EXCERPT_TAIL
+
+NGINX_502 = (
+    b"<html>\r\n<head><title>502 Bad Gateway</title><style>body{color:red}</style></head>\r\n"
+    b"<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
+    b"<script>window.secret = 1;</script></body>\r\n</html>\r\n"
+)
+
+
+def test_short_text_is_shown_whole_with_whitespace_collapsed() -> None:
+    assert body_excerpt(b'{"error":\r\n  "no such  order"}\n') == '{"error": "no such order"}'
+
+
+def test_empty_body_is_empty() -> None:
+    assert body_excerpt(b"") == body_excerpt(None) == body_excerpt("") == ""
+
+
+def test_html_is_reduced_to_visible_text() -> None:
+    assert body_excerpt(NGINX_502) == "502 Bad Gateway 502 Bad Gateway nginx"
+    by_header = body_excerpt(b"<p>Service&nbsp;down &amp; out</p>", content_type="text/html")
+    assert by_header == "Service down & out"
+
+
+def test_a_long_body_keeps_head_and_tail_and_says_how_much_was_cut() -> None:
+    body = b"HEAD-MARK " + b"lorem ipsum " * 100_000 + b"TAIL-MARK"
+    text = body_excerpt(body)
+    assert text.startswith("HEAD-MARK lorem")
+    assert text.endswith("ipsum TAIL-MARK")
+    assert f"of {len(body)} bytes not shown ...]" in text
+    assert len(text) <= EXCERPT_LIMIT
+    head, rest = text.split(" [... ")
+    hidden, tail = rest.split(f" of {len(body)} bytes not shown ...] ")
+    assert int(hidden) + len(head.encode()) + len(tail.encode()) == len(body)
+
+
+def test_a_text_body_counts_characters() -> None:
+    text = body_excerpt("é" * 20_000)
+    assert "[... 19100 of 20000 characters not shown ...]" in text
+
+
+def test_a_huge_body_is_never_decoded_past_its_windows() -> None:
+    # A body that would fail to decode in the middle: decoding only the ends, nothing fails,
+    # and the middle's secret cannot show.
+    body = b"start " * 1000 + b"\xff\xfe sk-middle0123456789abcdef " * 50_000 + b" end" * 1000
+    text = body_excerpt(body)
+    assert "sk-middle" not in text
+    assert text.startswith("start start")
+    assert text.endswith("end end")
+
+
+def test_cut_never_shows_part_of_a_word_split_by_a_window() -> None:
+    secret = "Zq8" * 30  # no known shape: only the word rule keeps it whole or out
+    body = (" " * 4090 + secret + " rest" * 5000).encode()
+    assert "Zq8" not in body_excerpt(body)
+
+
+def test_binary_is_shown_by_size_only() -> None:
+    assert body_excerpt(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + b"\x00" * 100) == (
+        "<116 bytes of binary data>"
+    )
+
+
+def test_a_declared_utf16_body_is_text_not_binary() -> None:
+    body = "quota gone".encode("utf-16")
+    assert body_excerpt(body, content_type="text/plain; charset=UTF-16") == "quota gone"
+    assert body_excerpt(body) == f"<{len(body)} bytes of binary data>"  # undeclared
+
+
+def test_charset_of_the_content_type_is_used() -> None:
+    assert body_excerpt("café".encode("latin-1"), content_type="text/plain; charset=latin-1") == (
+        "café"
+    )
+    assert body_excerpt(b"ok", content_type="text/plain; charset=no-such-codec") == "ok"
+
+
+@pytest.mark.parametrize(
+    ("body", "secret"),
+    [
+        (b"bad key sk-proj-AbCdEf0123456789xyzXYZ", "AbCdEf0123456789"),
+        (b'{"echo": {"Authorization": "Bearer abcdef123456"}}', "abcdef123456"),
+        (b"see https://bob:hunter2hunter@api.example/x?token=t0ps3cret", "hunter2hunter"),
+        (b"see https://bob:hunter2hunter@api.example/x?token=t0ps3cret", "t0ps3cret"),
+        (b"<html><body>key AKIAIOSFODNN7EXAMPLE</body></html>", "AKIAIOSFODNN7EXAMPLE"),
+    ],
+)
+def test_secret_shapes_are_masked(body: bytes, secret: str) -> None:
+    assert secret not in body_excerpt(body)
+
+
+def test_known_values_are_masked_at_both_ends_of_a_cut_body() -> None:
+    known = "plain-looking-value-42"
+    body = f"{known} ".encode() + b"x " * 100_000 + f" {known}".encode()
+    text = body_excerpt(body, known=[known])
+    assert known not in text
+    assert text.count("[REDACTED]") == 2
+
+
+def test_head_and_tail_bounds() -> None:
+    text = body_excerpt(("word " * 10_000).encode())
+    head, tail = text.split(" [... ")[0], text.split(" ...] ")[1]
+    assert EXCERPT_HEAD - 40 <= len(head) <= EXCERPT_HEAD
+    assert EXCERPT_TAIL - 40 <= len(tail) <= EXCERPT_TAIL
+
+
+@pytest.mark.parametrize(
+    ("url", "path"),
+    [
+        ("https://alice:pw@api.example/v1/orders/7?api_key=k#top", "/v1/orders/7"),
+        ("/v1/orders/7?page=2", "/v1/orders/7"),
+        ("orders/7#frag", "orders/7"),
+        ("//cdn.example/x", "/x"),
+        ("https://api.example", "/"),
+        ("", "/"),
+        ("http://[broken/x?y", "/x"),
+        (
+            "/bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/send",
+            "/bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/send",
+        ),
+        ("/v1/keys/sk-live-0123456789abcdefABCDEF", "/v1/keys/[REDACTED]"),
+        ("/a\r\nb", "/a b"),
+    ],
+    ids=[
+        "full",
+        "query",
+        "fragment",
+        "network-path",
+        "no-path",
+        "empty",
+        "broken",
+        "path-token",
+        "shaped-secret",
+        "crlf",
+    ],
+)
+def test_endpoint_is_the_path_only(url: str, path: str) -> None:
+    assert safe_endpoint(url) == path
+
+
+def test_endpoint_masks_known_values_and_is_bounded() -> None:
+    assert safe_endpoint("/bot123456:TOKENVALUE/send", known=["123456:TOKENVALUE"]) == (
+        "/bot[REDACTED]/send"
+    )
+    long = safe_endpoint("/" + "a" * 10_000)
+    assert len(long) == 300
+    assert long.endswith("...")

@@ -1,0 +1,280 @@
+"""Totality and secrecy of the HTTP mapping over many random answers (TARGETS R7 and R12).
+
+Plain seeded ``random``, not hypothesis: at this size hypothesis would cost minutes (PITFALLS).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import string
+from urllib.parse import quote
+
+import httpx
+import pytest
+
+import pytest_nucleo as nucleo
+from pytest_nucleo import (
+    HttpErrorResponse,
+    LLMReadableCheckedException,
+    http_exception,
+    raise_for_status,
+)
+
+TEXT_LIMIT = 2200
+"""Longest ``explain_to_llm()`` of an HTTP failure, documented in the README: a service name
+(200), an endpoint (300) and a body excerpt (1,000) in fixed wording, plus the hint line."""
+
+CASES = 100_000
+CANARY_CASES = 10_000
+
+RETRY_AFTER_VALUES = [
+    "0",
+    "1",
+    "30",
+    "120",
+    "86400",
+    "999999999999",
+    "9" * 5000,
+    "+1",
+    "-1",
+    "1e3",
+    "1.5",
+    "nan",
+    "inf",
+    "-inf",
+    "\uff11\uff12",
+    "\u0661",
+    " 7 ",
+    "",
+    "soon",
+    "Wed, 21 Oct 2015 07:28:00 GMT",
+    "Sun, 06 Nov 2095 08:49:37 GMT",
+    "Sunday, 06-Nov-94 08:49:37 GMT",
+    "Sun Nov  6 08:49:37 1994",
+    "Mon, 32 Foo 2020 99:99:99 GMT",
+    "Wed, 21 Oct 2015 07:28:00 +9999",
+    "\x00",
+    "30, 60",
+]
+CONTENT_TYPES = [
+    "application/json",
+    "text/html; charset=utf-8",
+    "text/plain; charset=latin-1",
+    "text/html; charset=bogus-codec",
+    "application/octet-stream",
+    "text/xml",
+    "",
+    "text/plain; charset=utf-16",
+]
+HTML_PAGES = [
+    "<html><head><title>{t}</title><style>b{{}}</style></head><body><h1>{t}</h1><p>{t}</p>"
+    "<script>var x = '{t}';</script></body></html>",
+    "<!DOCTYPE html><html><body><div class='e'>{t}<br>{t}</div><!-- {t} --></body></html>",
+    "<html><body><p>unclosed {t} <b>tag <i",
+]
+WORDS = [
+    "rate limit",
+    "throttled",
+    "permission denied",
+    "not found",
+    "Bad credentials",
+    "captcha",
+    "quota exceeded",
+    "internal error",
+    "SlowDown",
+    "ok",
+    "é",
+    "日本",
+    "\u202e",
+]
+
+
+def _big_bodies(rng: random.Random) -> list[bytes]:
+    """A few 1 MB bodies, built once: random bytes, HTML, JSON, text."""
+    return [
+        rng.randbytes(1 << 20),
+        ("<html><body>" + "<p>filler text</p>" * 60_000 + "</body></html>").encode(),
+        json.dumps({"items": ["x" * 50] * 20_000}).encode(),
+        ("lorem ipsum " * 90_000).encode(),
+    ]
+
+
+def _random_text(rng: random.Random, size: int) -> str:
+    pieces = [*WORDS, " ", "\r\n", "\t", '"', "<", ">", "&amp;", "\x00", "\ufffd"]
+    return "".join(
+        rng.choice(pieces) if rng.random() < 0.3 else rng.choice(string.printable)
+        for _ in range(size)
+    )
+
+
+def _random_body(
+    rng: random.Random, big: list[bytes], texts: list[str], secret: str
+) -> bytes | str | None:
+    kind = rng.randrange(8)
+    text = rng.choice(texts) + rng.choice(["", f" echo {secret} "])
+    if kind == 0:
+        return rng.choice([b"", None, ""])
+    if kind == 1:
+        return rng.choice(big)
+    if kind == 2:
+        return rng.randbytes(rng.randint(1, 3000))
+    if kind == 3:
+        return rng.choice(HTML_PAGES).format(t=text).encode("utf-8", "replace")
+    if kind == 4:
+        return json.dumps({"error": {"message": text, "code": rng.randint(0, 999)}}).encode()
+    if kind == 5:
+        return text  # a str body
+    if kind == 6:
+        return (text * rng.randint(1, 400)).encode("utf-8", "replace")
+    return text.encode(rng.choice(["utf-8", "utf-16", "latin-1"]), "replace")
+
+
+def _random_headers(rng: random.Random) -> list[tuple[str, str]]:
+    headers = [("Retry-After", rng.choice(RETRY_AFTER_VALUES)) for _ in range(rng.randint(0, 2))]
+    if rng.random() < 0.6:
+        headers.append(("Content-Type", rng.choice(CONTENT_TYPES)))
+    if rng.random() < 0.2:
+        headers.append(("X-RateLimit-Remaining", rng.choice(["0", "10", "", "zero"])))
+    if rng.random() < 0.2:
+        headers.append(("X-Note", "caf\u00e9 \u65e5\u672c"))  # non-ASCII value
+    rng.shuffle(headers)
+    return headers
+
+
+def _canary(rng: random.Random) -> str:
+    return f"cnry{rng.getrandbits(72):018x}"
+
+
+def test_100k_random_answers_map_totally_within_bounds() -> None:
+    rng = random.Random(20_251_130)
+    big = _big_bodies(rng)
+    # Random texts are drawn from a pool: building each one character by character cost
+    # more than mapping it.
+    texts = [_random_text(rng, rng.randint(0, 200)) for _ in range(2000)]
+    paths = ["/" + _random_text(rng, rng.randint(0, 500)) for _ in range(500)]
+    foreign: list[str] = []
+    longest = 0
+    for _ in range(CASES):
+        status = rng.randint(100, 599)
+        secret = _canary(rng)
+        service = rng.choice(["PubChem", "Shop API", "x" * rng.randint(1, 400), "S\r\nvc"])
+        endpoint = rng.choice(
+            [
+                f"https://u:{secret}@api.example/v1/items/{rng.randint(0, 10**9)}?api_key={secret}#f",
+                f"/v1/search?q={secret}",
+                rng.choice(paths),
+            ]
+        )
+        body = _random_body(rng, big, texts, secret)
+        headers = _random_headers(rng)
+        try:
+            if 200 <= status <= 299:
+                assert raise_for_status(service, endpoint, status, body, headers) is None
+                continue
+            exc = http_exception(service, endpoint, status, body, headers, known=[secret])
+        except Exception as error:  # any exception at all is a failure of totality
+            foreign.append(f"{status}: {type(error).__name__}: {error!s:.200}")
+            continue
+        assert isinstance(exc, LLMReadableCheckedException)
+        assert isinstance(exc, HttpErrorResponse)
+        assert exc.status_code == status
+        text = exc.explain_to_llm()
+        longest = max(longest, len(text))
+        assert len(exc.llm_message) > 0
+        assert len(text) <= TEXT_LIMIT, text
+        assert "more characters cut" not in exc.llm_message[-40:]  # the guidance is never cut
+        assert "\r" not in text
+        assert secret not in text
+        assert secret not in str(exc)
+        if exc.retry_after is not None:
+            assert 0 <= exc.retry_after <= nucleo.RETRY_AFTER_CAP
+    assert foreign == []
+    assert longest > 1500  # the bound was approached, so it was tested
+
+
+# --- R12: canaries through the client --------------------------------------------------------
+
+
+def _echoing_handler(rng: random.Random, canaries: dict[str, str]) -> httpx.MockTransport:
+    """A server that answers with a random status and echoes what it received."""
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        kind = rng.randrange(10)
+        if kind == 0:
+            # Real httpcore messages carry no URL; ours must not depend on that, but the cause
+            # stays for the logs, so it is realistic here.
+            raise rng.choice([httpx.ConnectError, httpx.ReadTimeout])("[Errno 111] refused")
+        received = f"{request.url} {request.headers.raw} {request.content!r}"
+        seen = [value for value in canaries.values() if value in received]
+        echo = " ".join(rng.choice([value, quote(value, safe="")]) for value in seen)
+        body = rng.choice(
+            [
+                f'{{"error": "bad request", "echo": "{echo}", "url": "{request.url}"}}',
+                f"<html><body><h1>Error</h1><p>{echo}</p><pre>{request.headers}</pre></body></html>",
+                f"denied for Authorization: {request.headers.get('authorization')} and {echo}",
+                f"{echo} " * rng.randint(1, 3000),
+            ]
+        )
+        status = rng.choice([200, 400, 401, 403, 404, 418, 429, 500, 502, 503])
+        return httpx.Response(status, text=body, headers={"Retry-After": rng.choice(["5", "x"])})
+
+    return httpx.MockTransport(handle)
+
+
+class Echo(nucleo.ServiceClient):
+    service_name = "Echo"
+    base_url = "https://echo.example/api"
+
+
+def test_canaries_never_reach_texts_or_logs(caplog: pytest.LogCaptureFixture) -> None:
+    rng = random.Random(12)
+    tool_log = logging.getLogger("tool")
+    canaries: dict[str, str] = {}
+    # One client for all cases (building one per case would dominate); each case sets its
+    # own credentials on it.
+    client = httpx.Client(transport=_echoing_handler(rng, canaries))
+    shop = Echo(client)
+    checked = 0
+    with caplog.at_level(logging.DEBUG):
+        for _ in range(CANARY_CASES):
+            canaries.clear()
+            canaries.update(
+                (name, _canary(rng))
+                for name in ("user", "password", "query", "auth", "api_key", "cookie", "json")
+            )
+            client.headers = httpx.Headers(
+                {
+                    "Authorization": f"Bearer {canaries['auth']}",
+                    "X-Api-Key": canaries["api_key"],
+                    "Cookie": f"theme=dark; session={canaries['cookie']}",
+                }
+            )
+            url = (
+                f"https://{canaries['user']}:{canaries['password']}@echo.example/api/items/1"
+                f"?api_key={canaries['query']}"
+            )
+            try:
+                if rng.random() < 0.5:
+                    shop.get_json(url, params={"q": canaries["query"]})
+                else:
+                    shop.request("POST", url, json={"client_secret": canaries["json"]})
+            except nucleo.LLMReadableException as exc:
+                shown = f"{exc}\n{exc!r}\n{exc.explain_to_llm()}"
+                # What a tool boundary logs: correctable at WARNING, the rest with the stack.
+                if exc.is_correctable:
+                    tool_log.warning("tool failed: %s", exc)
+                else:
+                    tool_log.error("tool failed: %s", exc, exc_info=exc)
+                for value in canaries.values():
+                    assert value not in shown
+                checked += 1
+            # httpx's own "HTTP Request: GET <url>" INFO line prints the URL with userinfo and
+            # query; that logger is not ours (the README says to keep it at WARNING).
+            ours = [r for r in caplog.records if r.name != "httpx"]
+            logged = "".join(f"{r.getMessage()}{caplog.handler.format(r)}" for r in ours)
+            for value in canaries.values():
+                assert value not in logged
+            caplog.clear()
+    assert checked > 0.8 * CANARY_CASES
