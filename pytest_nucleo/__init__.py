@@ -6,6 +6,7 @@ plugin in ``pytest_nucleo.plugin``.
 """
 
 from ._chain import llm_errors, service_call, unwrap, unwrap_runtime, wrap_with_context
+from ._clock import Clock, FakeClock, SystemClock, TimerHandle, is_testing, set_testing
 from ._exceptions import (
     CORRECTABLE_HINT,
     UNCORRECTABLE_HINT,
@@ -41,10 +42,12 @@ from ._exceptions import (
 __all__ = [
     "CORRECTABLE_HINT",
     "UNCORRECTABLE_HINT",
+    "Clock",
     "ContextOverflowException",
     "CorrectableLLMException",
     "CorrectableRuntimeLLMException",
     "ExternalServiceException",
+    "FakeClock",
     "GuardrailException",
     "InvalidInputException",
     "JobCancelledException",
@@ -61,15 +64,19 @@ __all__ = [
     "RateLimitRetryException",
     "ResourceNotFoundException",
     "SpendCapExceededException",
+    "SystemClock",
     "SystemException",
+    "TimerHandle",
     "TransientErrorRetryException",
     "UnauthorizedException",
     "UncorrectableLLMException",
     "UncorrectableRuntimeLLMException",
     "UpstreamRetryException",
     "UpstreamThrottleException",
+    "is_testing",
     "llm_errors",
     "service_call",
+    "set_testing",
     "unwrap",
     "unwrap_runtime",
     "wrap_with_context",
