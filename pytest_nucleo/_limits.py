@@ -14,6 +14,7 @@ freely and slow calls run in parallel.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import threading
 from collections import deque
@@ -22,7 +23,7 @@ from typing import Final, Literal, NewType, TypeGuard
 from ._chain import iter_chain
 from ._clock import SYSTEM_CLOCK, Clock
 from ._exceptions import ExternalServiceException, UncorrectableLLMException
-from ._text import VALUE_LIMIT, one_line, render_value, seconds
+from ._text import VALUE_LIMIT, clean_block, one_line, render_value, seconds
 
 Permit = NewType("Permit", int)
 """What :meth:`RateLimiter.acquire` hands out; give it back when reporting the call's outcome."""
@@ -138,36 +139,21 @@ class LimiterRefusalException(UncorrectableLLMException):
         last_failure: UpstreamFailure | None = None,
         max_wait_seconds: float | None = None,
     ) -> None:
-        name = one_line(limiter_name, VALUE_LIMIT)
-        rate = _rate(max_requests, window_seconds)
-        off = seconds(off_for)
-        if reason == "open":
-            what = (
-                f"The rate limiter '{name}' of this tool (nominal rate: {rate}) has switched the "
-                f"tool off after repeated upstream failures. It stays off for the next {off}, "
-                "then lets a single trial call through."
-            )
-        elif reason == "probing":
-            what = (
-                f"The rate limiter '{name}' of this tool (nominal rate: {rate}) has switched the "
-                "tool off after repeated upstream failures and is letting a single trial call "
-                f"through; other calls stay off until it completes, for up to the next {off}."
-            )
-        else:
-            limit = "" if max_wait_seconds is None else f" (at most {seconds(max_wait_seconds)})"
-            what = (
-                f"The rate limiter '{name}' of this tool (nominal rate: {rate}) would have to "
-                f"hold this call for {off}, longer than it may wait{limit}, so the call was not "
-                f"made. The tool stays off for the next {off}."
-            )
-        if last_failure is not None:
-            said = f" The last response that switched it off: {last_failure.describe()}."
-        else:
-            said = " No upstream failure was recorded: the tool is called more often than its rate allows."
-        super().__init__(
-            f"Limiter {name} refused the call ({reason}); off for {off}",
-            llm_message=what + said,
+        technical, text = _refusal_texts(
+            limiter_name,
+            max_requests,
+            window_seconds,
+            math.ceil(round(off_for, 3)),  # whole seconds: finer is noise to the model
+            reason,
+            last_failure,
+            max_wait_seconds,
         )
+        # The cached texts are already clean. LLMReadableException.__init__ would clean them
+        # again, and its secret-masking regexes are most of what a refusal costs (TARGETS R3),
+        # so the two messages are set here directly, exactly as that __init__ sets them.
+        Exception.__init__(self, technical)
+        self._message = technical
+        self.llm_message = text
         self._keep(
             limiter_name=limiter_name,
             max_requests=max_requests,
@@ -177,6 +163,51 @@ class LimiterRefusalException(UncorrectableLLMException):
             last_failure=last_failure,
             max_wait_seconds=max_wait_seconds,
         )
+
+
+@functools.lru_cache(maxsize=512)
+def _refusal_texts(
+    limiter_name: str,
+    max_requests: int,
+    window_seconds: float,
+    off_for: int,
+    reason: RefusalReason,
+    last_failure: UpstreamFailure | None,
+    max_wait_seconds: float | None,
+) -> tuple[str, str]:
+    """The technical and the model message of a refusal, cleaned once per distinct refusal."""
+    name = one_line(limiter_name, VALUE_LIMIT)
+    rate = _rate(max_requests, window_seconds)
+    off = seconds(off_for)
+    if reason == "open":
+        what = (
+            f"The rate limiter '{name}' of this tool (nominal rate: {rate}) has switched the "
+            f"tool off after repeated upstream failures. It stays off for the next {off}, "
+            "then lets a single trial call through."
+        )
+    elif reason == "probing":
+        what = (
+            f"The rate limiter '{name}' of this tool (nominal rate: {rate}) has switched the "
+            "tool off after repeated upstream failures and is letting a single trial call "
+            f"through; other calls stay off until it completes, for up to the next {off}."
+        )
+    else:
+        limit = "" if max_wait_seconds is None else f" (at most {seconds(max_wait_seconds)})"
+        what = (
+            f"The rate limiter '{name}' of this tool (nominal rate: {rate}) would have to "
+            f"hold this call for {off}, longer than it may wait{limit}, so the call was not "
+            f"made. The tool stays off for the next {off}."
+        )
+    if last_failure is not None:
+        said = f" The last response that switched it off: {last_failure.describe()}."
+    else:
+        said = (
+            " No upstream failure was recorded: the tool is called more often than its rate allows."
+        )
+    return (
+        clean_block(f"Limiter {name} refused the call ({reason}); off for {off}"),
+        clean_block(what + said),
+    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

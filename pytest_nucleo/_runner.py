@@ -23,6 +23,7 @@ import math
 import threading
 import traceback
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import PurePath
 from typing import Any, TypeVar, overload
@@ -52,6 +53,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_RETRIES = 3
 DEFAULT_BACKOFF = 0.5
 DEFAULT_MAX_BACKOFF = 30.0
+_DEFAULTS = (DEFAULT_RETRIES, DEFAULT_BACKOFF, DEFAULT_MAX_BACKOFF)
 
 
 class RetriesExhaustedException(UncorrectableLLMException):
@@ -342,9 +344,7 @@ def _missing(parameter: str, signature: inspect.Signature) -> InvalidInputExcept
     return failure
 
 
-def _bind(
-    signature: inspect.Signature | None, arguments: object
-) -> tuple[tuple[Any, ...], dict[str, Any]]:
+def _bind(facts: _Facts, arguments: object) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """Fit the model's arguments to the tool's signature, or raise InvalidInputException."""
     if arguments is None:
         arguments = {}
@@ -359,7 +359,22 @@ def _bind(
             raise InvalidInputException(
                 "arguments", key, "parameter names must be strings, as in a JSON object"
             )
+    signature = facts.signature
     if signature is None:
+        return (), dict(arguments)
+    if facts.simple:
+        # Only named parameters: every name known and every required one present is a fit.
+        for key, value in arguments.items():
+            if key not in facts.names:
+                raise InvalidInputException(
+                    key,
+                    value,
+                    f"this tool has no parameter named '{key}'; its parameters are: "
+                    f"{_listing(signature)}",
+                )
+        for name in facts.required:
+            if name not in arguments:
+                raise _missing(name, signature)
         return (), dict(arguments)
     parameters = signature.parameters
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
@@ -416,7 +431,42 @@ def _bind(
     return tuple(args), kwargs
 
 
-# --- the call --------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Facts:
+    """What the runner needs to know of a tool, worked out once per tool."""
+
+    signature: inspect.Signature | None
+    is_async: bool
+    simple: bool  # only named parameters (no positional-only, no *args, no **kwargs)
+    names: frozenset[str]
+    required: tuple[str, ...]
+
+
+_FACTS: weakref.WeakKeyDictionary[Any, _Facts] = weakref.WeakKeyDictionary()
+
+
+def _facts(target: Callable[..., Any]) -> _Facts:
+    """The tool's facts; cached, since a signature costs more than a whole refusal (R3)."""
+    try:
+        return _FACTS[target]
+    except (KeyError, TypeError):
+        pass
+    try:
+        signature: inspect.Signature | None = inspect.signature(target)
+    except (TypeError, ValueError):  # some builtins have none: pass arguments as given
+        signature = None
+    parameters = signature.parameters.values() if signature is not None else ()
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    facts = _Facts(
+        signature=signature,
+        is_async=_is_async(target),
+        simple=signature is not None and all(p.kind in named for p in parameters),
+        names=frozenset(p.name for p in parameters),
+        required=tuple(p.name for p in parameters if p.default is inspect.Parameter.empty),
+    )
+    with contextlib.suppress(TypeError):  # not weakly referenceable or not hashable
+        _FACTS[target] = facts
+    return facts
 
 
 def _check_options(retries: int, backoff: float, max_backoff: float) -> None:
@@ -444,7 +494,7 @@ class _Call:
     backoff: float
     max_backoff: float
     clock: Clock
-    signature: inspect.Signature | None
+    facts: _Facts
 
     @classmethod
     def prepare(
@@ -459,25 +509,22 @@ class _Call:
     ) -> _Call:
         if not callable(target):
             raise TypeError(f"a tool must be callable; got a {type(target).__name__}")
-        _check_options(retries, backoff, max_backoff)
+        if (retries, backoff, max_backoff) != _DEFAULTS:
+            _check_options(retries, backoff, max_backoff)
         info = getattr(target, _INFO, None)
         if limiters is None:
             attached = info.limiters if isinstance(info, ToolInfo) else ()
         else:
             attached = _check_limiters(limiters)
-        try:
-            signature: inspect.Signature | None = inspect.signature(target)
-        except (TypeError, ValueError):  # some builtins have none: pass arguments as given
-            signature = None
         return cls(
             tool=target,
-            name=name or _name_of(target),
+            name=name or (info.name if isinstance(info, ToolInfo) else _name_of(target)),
             limiters=attached,
             retries=retries,
             backoff=float(backoff),
             max_backoff=float(max_backoff),
             clock=clock if clock is not None else SYSTEM_CLOCK,
-            signature=signature,
+            facts=_facts(target),
         )
 
     # outcomes
@@ -601,7 +648,7 @@ class _Call:
 
     async def arun(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> ToolResult:
         attempt = 0
-        is_async = _is_async(self.tool)
+        is_async = self.facts.is_async
         while True:
             permits: _Permits = []
             try:
@@ -728,7 +775,7 @@ def run_tool(
     a running loop use :func:`arun_tool`.
     """
     call = _Call.prepare(tool, name, limiters, retries, backoff, max_backoff, clock)
-    if _is_async(tool):
+    if call.facts.is_async:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -750,7 +797,7 @@ def run_tool(
             "use `await arun_tool(...)`"
         )
     try:
-        args, kwargs = _bind(call.signature, arguments)
+        args, kwargs = _bind(call.facts, arguments)
     except InvalidInputException as mismatch:
         return call.failed(mismatch)
     return call.run(args, kwargs, cancel)
@@ -786,7 +833,7 @@ async def arun_tool(
             f"timeout must be a finite number of seconds >= 0, or None; got {timeout!r}"
         )
     try:
-        args, kwargs = _bind(call.signature, arguments)
+        args, kwargs = _bind(call.facts, arguments)
     except InvalidInputException as mismatch:
         return call.failed(mismatch)
     if cancel is not None and cancel.cancelled:
