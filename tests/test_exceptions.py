@@ -65,6 +65,17 @@ SAMPLES: dict[str, Callable[[], LLMReadableException]] = {
     "ProviderRefusalException": lambda: nucleo.ProviderRefusalException(
         "claude-9", category="cyber", explanation="the request resembles malware development"
     ),
+    "RetriesExhaustedException": lambda: nucleo.RetriesExhaustedException(
+        "search_compounds", "overload", 4
+    ),
+    "LimiterRefusalException": lambda: nucleo.LimiterRefusalException(
+        "github-search",
+        30,
+        60.0,
+        45.0,
+        "open",
+        nucleo.UpstreamFailure("GitHub", "API rate limit exceeded", 429, 60.0),
+    ),
 }
 
 CORRECTABLE = {

@@ -1,0 +1,843 @@
+"""The boundary that runs tools: what the model reads for a call, and the retry signals.
+
+:func:`run_tool` and :func:`arun_tool` take a tool (any callable, sync or async) and the
+arguments a model sent, and return a :class:`ToolResult`: on success the value and its
+deterministic text, on failure the exception and its ``explain_to_llm()`` text. Nothing a tool
+raises escapes as an exception, except what must not be swallowed (``KeyboardInterrupt``,
+``SystemExit``, and an outer cancellation of the caller's task).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import datetime
+import decimal
+import enum
+import functools
+import inspect
+import json
+import logging
+import math
+import threading
+import traceback
+import uuid
+import weakref
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from pathlib import PurePath
+from typing import Any, TypeVar, overload
+
+from ._chain import find_in_chain, unwrap
+from ._clock import SYSTEM_CLOCK, Clock
+from ._exceptions import (
+    InvalidInputException,
+    JobCancelledException,
+    JobTimeoutException,
+    LLMReadableException,
+    LLMReadableRuntimeException,
+    SystemException,
+    UncorrectableLLMException,
+    UpstreamRetryException,
+)
+from ._limits import LimiterRefusalException, Permit, RateLimiter, UpstreamFailure
+from ._secrets import redact
+from ._text import VALUE_LIMIT, clean_block, one_line, seconds
+
+logger = logging.getLogger("pytest_nucleo.runner")
+# A library adds no handler but NullHandler: the application decides where records go.
+logging.getLogger("pytest_nucleo").addHandler(logging.NullHandler())
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_RETRIES = 3
+DEFAULT_BACKOFF = 0.5
+DEFAULT_MAX_BACKOFF = 30.0
+_DEFAULTS = (DEFAULT_RETRIES, DEFAULT_BACKOFF, DEFAULT_MAX_BACKOFF)
+
+
+class RetriesExhaustedException(UncorrectableLLMException):
+    """Raised by the runner: a tool kept raising a retry signal and the retry budget ran out,
+    or the signal asked for a wait longer than the runner's cap.
+
+    ``kind`` is the signal's kind ("rate limit", "overload", "transient error"), ``attempts``
+    how many calls were made, ``retry_after`` the wait the last signal asked for (set only when
+    it exceeded ``max_delay``, the longest the runner waits between attempts). The signal
+    itself is the ``__cause__``; the model never reads it.
+    """
+
+    def __init__(
+        self,
+        component: str,
+        kind: str,
+        attempts: int,
+        retry_after: float | None = None,
+        max_delay: float | None = None,
+    ) -> None:
+        name = one_line(component, VALUE_LIMIT)
+        what = one_line(kind, VALUE_LIMIT)
+        tries = "once" if attempts == 1 else f"{attempts} times"
+        if retry_after is not None and max_delay is not None:
+            technical = (
+                f"{name}: {what} signal asked for {seconds(retry_after)}, over the runner's "
+                f"cap of {seconds(max_delay)}, after {attempts} attempt(s)"
+            )
+            text = (
+                f"The tool {name} hit a temporary upstream problem ({what}) and the service "
+                f"asked for a wait of {seconds(retry_after)} before trying again, longer than "
+                f"the runner waits (at most {seconds(max_delay)}), so the call was given up "
+                f"after being tried {tries}. It is unlikely to work again before that time."
+            )
+        else:
+            technical = f"{name}: {what} signal after {attempts} attempt(s), retry budget spent"
+            text = (
+                f"The tool {name} hit a temporary upstream problem ({what}) on every attempt: "
+                f"it was tried {tries}, with waits in between, and never succeeded. Calling it "
+                "again right away is unlikely to help."
+            )
+        super().__init__(technical, llm_message=text)
+        self._keep(
+            component=component,
+            kind=kind,
+            attempts=attempts,
+            retry_after=retry_after,
+            max_delay=max_delay,
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The outcome of one tool call, as the model will see it.
+
+    ``is_error`` marks a failure; ``text`` is what the model reads (the serialized value, or the
+    failure's ``explain_to_llm()``); ``value`` is what the tool returned (None on failure);
+    ``exception`` the LLM-readable failure (None on success).
+    """
+
+    is_error: bool
+    text: str
+    value: Any = None
+    exception: LLMReadableException | None = None
+
+
+class CancelToken:
+    """Ask the runner to stop a call: pass ``cancel=token`` to :func:`arun_tool` (or
+    :func:`run_tool`) and call :meth:`cancel` from any thread or task.
+
+    An async call is interrupted at once and ends as :class:`JobCancelledException`. A sync
+    call cannot be interrupted mid-body (Python cannot stop a thread): :func:`run_tool` checks
+    the token before each attempt and before each wait between attempts. One token may serve
+    many calls; once cancelled it stays cancelled.
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._subscribers: list[Callable[[], None]] = []
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._event.set()
+            subscribers, self._subscribers = self._subscribers, []
+        for notify in subscribers:
+            notify()
+
+    def _subscribe(
+        self, loop: asyncio.AbstractEventLoop, callback: Callable[[], None]
+    ) -> Callable[[], None]:
+        """Run ``callback`` in ``loop`` once cancelled; return a function that unsubscribes."""
+
+        def notify() -> None:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(callback)
+
+        with self._lock:
+            if not self._event.is_set():
+                self._subscribers.append(notify)
+                return functools.partial(self._unsubscribe, notify)
+        loop.call_soon(callback)
+        return lambda: None
+
+    def _unsubscribe(self, notify: Callable[[], None]) -> None:
+        with self._lock, contextlib.suppress(ValueError):
+            self._subscribers.remove(notify)
+
+    def __repr__(self) -> str:
+        return f"CancelToken(cancelled={self.cancelled})"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ToolInfo:
+    """What ``@tool`` attached to a function: the name the model knows it by, its limiters."""
+
+    name: str
+    limiters: tuple[RateLimiter, ...] = ()
+
+
+_INFO = "__nucleo_tool__"
+
+
+def _check_limiters(limiters: Iterable[RateLimiter]) -> tuple[RateLimiter, ...]:
+    if isinstance(limiters, RateLimiter):
+        raise TypeError("limiters must be a list of RateLimiter, not a single one: use [limiter]")
+    checked = tuple(limiters)
+    for limiter in checked:
+        if not isinstance(limiter, RateLimiter):
+            raise TypeError(
+                f"limiters must be RateLimiter instances; got a {type(limiter).__name__}"
+            )
+    return checked
+
+
+@overload
+def tool(func: F, /) -> F: ...
+@overload
+def tool(*, name: str | None = None, limiters: Iterable[RateLimiter] = ()) -> Callable[[F], F]: ...
+def tool(
+    func: F | None = None, /, *, name: str | None = None, limiters: Iterable[RateLimiter] = ()
+) -> F | Callable[[F], F]:
+    """Name a tool and attach its limiters, for :func:`run_tool` / :func:`arun_tool`.
+
+    ``@tool``, or ``@tool(name="search_orders", limiters=[shop_limiter])``. The function is
+    returned unchanged (calling it directly bypasses the runner, its limiters and its retries);
+    the runner reads the name (default: the function's ``__name__``) and the limiters from it.
+    """
+    checked = _check_limiters(limiters)
+
+    def attach(target: F) -> F:
+        setattr(target, _INFO, ToolInfo(name or _name_of(target), checked))
+        return target
+
+    return attach if func is None else attach(func)
+
+
+def _name_of(target: object) -> str:
+    while isinstance(target, functools.partial):
+        target = target.func
+    info = getattr(target, _INFO, None)
+    if isinstance(info, ToolInfo):
+        return info.name
+    named = getattr(target, "__name__", None)
+    return named if isinstance(named, str) else type(target).__name__
+
+
+def _is_async(target: object) -> bool:
+    while isinstance(target, functools.partial):
+        target = target.func
+    if inspect.iscoroutinefunction(target):
+        return True
+    if inspect.isfunction(target) or inspect.ismethod(target) or isinstance(target, type):
+        return False
+    return inspect.iscoroutinefunction(type(target).__call__)
+
+
+# --- success text ----------------------------------------------------------------------------
+
+
+def _jsonable(value: object) -> object:
+    """``default=`` for json.dumps: the few common types JSON lacks, each in one fixed form."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    dump = getattr(value, "model_dump", None)  # pydantic v2 models, without importing pydantic
+    if callable(dump) and not isinstance(value, type):
+        return dump(mode="json")
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if isinstance(value, decimal.Decimal | uuid.UUID | PurePath):
+        return str(value)
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=_serialize)
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes | bytearray):
+        return list(value)
+    raise TypeError(f"a value of type {type(value).__name__} has no JSON form")
+
+
+def _serialize(value: object) -> str:
+    """The success text: a string as it is, anything else as sorted-key, non-ASCII-kept JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=_jsonable)
+
+
+# --- logging ---------------------------------------------------------------------------------
+
+
+class _RedactedRecord(logging.LogRecord):
+    """A record whose formatted traceback has its secrets masked (built only if formatted)."""
+
+    _redacted: str | None = None
+
+    @property
+    def exc_text(self) -> str | None:
+        if self._redacted is None and self.exc_info and self.exc_info[1] is not None:
+            formatted = "".join(traceback.format_exception(self.exc_info[1]))
+            self._redacted = redact(formatted.rstrip("\n"))
+        return self._redacted
+
+    @exc_text.setter
+    def exc_text(self, value: str | None) -> None:
+        if value is not None:
+            self._redacted = redact(value)
+
+
+def _log_failure(name: str, failure: LLMReadableException) -> None:
+    if failure.is_correctable:
+        # Correctable failures are the normal back-and-forth with the model: no stack trace.
+        if logger.isEnabledFor(logging.WARNING):
+            logger.warning("tool %s failed (correctable): %s", name, str(failure))
+        return
+    if not logger.isEnabledFor(logging.ERROR):
+        return
+    record = _RedactedRecord(
+        logger.name,
+        logging.ERROR,
+        __file__,
+        0,
+        "tool %s failed: %s",
+        (name, str(failure)),
+        (type(failure), failure, failure.__traceback__),
+        "run_tool",
+    )
+    logger.handle(record)
+
+
+# --- arguments -------------------------------------------------------------------------------
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def _listing(signature: inspect.Signature) -> str:
+    shown = []
+    for parameter in signature.parameters.values():
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            shown.append("any other named parameter")
+        elif parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            shown.append(f"{parameter.name} (optional, a list)")
+        elif parameter.default is inspect.Parameter.empty:
+            shown.append(f"{parameter.name} (required)")
+        else:
+            shown.append(f"{parameter.name} (optional)")
+    return ", ".join(shown) if shown else "none"
+
+
+def _missing(parameter: str, signature: inspect.Signature) -> InvalidInputException:
+    failure = InvalidInputException(
+        parameter, None, f"is required; the tool's parameters are: {_listing(signature)}"
+    )
+    # "got null" would be wrong: the model sent nothing at all for this parameter.
+    failure.llm_message = clean_block(
+        f"The required parameter '{one_line(parameter, VALUE_LIMIT)}' is missing. Call the tool "
+        f"again with a value for it; the tool's parameters are: {_listing(signature)}."
+    )
+    return failure
+
+
+def _bind(facts: _Facts, arguments: object) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Fit the model's arguments to the tool's signature, or raise InvalidInputException."""
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, Mapping):
+        raise InvalidInputException(
+            "arguments",
+            arguments,
+            "must be a JSON object mapping each parameter name to its value",
+        )
+    for key in arguments:
+        if not isinstance(key, str):
+            raise InvalidInputException(
+                "arguments", key, "parameter names must be strings, as in a JSON object"
+            )
+    signature = facts.signature
+    if signature is None:
+        return (), dict(arguments)
+    if facts.simple:
+        # Only named parameters: every name known and every required one present is a fit.
+        for key, value in arguments.items():
+            if key not in facts.names:
+                raise InvalidInputException(
+                    key,
+                    value,
+                    f"this tool has no parameter named '{key}'; its parameters are: "
+                    f"{_listing(signature)}",
+                )
+        for name in facts.required:
+            if name not in arguments:
+                raise _missing(name, signature)
+        return (), dict(arguments)
+    parameters = signature.parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    for key, value in arguments.items():
+        known = parameters.get(key)
+        if (known is None or known.kind is inspect.Parameter.VAR_KEYWORD) and not takes_any:
+            raise InvalidInputException(
+                key,
+                value,
+                f"this tool has no parameter named '{key}'; its parameters are: "
+                f"{_listing(signature)}",
+            )
+    star = next(
+        (p for p in parameters.values() if p.kind is inspect.Parameter.VAR_POSITIONAL), None
+    )
+    spread = star is not None and star.name in arguments
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for parameter in parameters.values():
+        name = parameter.name
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            if spread:
+                items = arguments[name]
+                if not isinstance(items, list | tuple):
+                    raise InvalidInputException(name, items, "must be a list")
+                args.extend(items)
+        elif parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            continue
+        elif name in arguments:
+            if parameter.kind is inspect.Parameter.POSITIONAL_ONLY or (
+                spread and parameter.kind in _POSITIONAL
+            ):
+                args.append(arguments[name])
+            else:
+                kwargs[name] = arguments[name]
+        elif parameter.default is inspect.Parameter.empty:
+            raise _missing(name, signature)
+        elif parameter.kind is inspect.Parameter.POSITIONAL_ONLY or (
+            spread and parameter.kind in _POSITIONAL
+        ):
+            args.append(parameter.default)  # keeps later positional values in their places
+    if takes_any:
+        kwargs.update(
+            (key, value)
+            for key, value in arguments.items()
+            if key not in parameters or parameters[key].kind is inspect.Parameter.VAR_KEYWORD
+        )
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as mismatch:
+        raise InvalidInputException(
+            "arguments", dict(arguments), f"they do not fit the tool's parameters ({mismatch})"
+        ) from None
+    return tuple(args), kwargs
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Facts:
+    """What the runner needs to know of a tool, worked out once per tool."""
+
+    signature: inspect.Signature | None
+    is_async: bool
+    simple: bool  # only named parameters (no positional-only, no *args, no **kwargs)
+    names: frozenset[str]
+    required: tuple[str, ...]
+
+
+_FACTS: weakref.WeakKeyDictionary[Any, _Facts] = weakref.WeakKeyDictionary()
+
+
+def _facts(target: Callable[..., Any]) -> _Facts:
+    """The tool's facts; cached, since a signature costs more than a whole refusal (R3)."""
+    try:
+        return _FACTS[target]
+    except (KeyError, TypeError):
+        pass
+    try:
+        signature: inspect.Signature | None = inspect.signature(target)
+    except (TypeError, ValueError):  # some builtins have none: pass arguments as given
+        signature = None
+    parameters = signature.parameters.values() if signature is not None else ()
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    facts = _Facts(
+        signature=signature,
+        is_async=_is_async(target),
+        simple=signature is not None and all(p.kind in named for p in parameters),
+        names=frozenset(p.name for p in parameters),
+        required=tuple(p.name for p in parameters if p.default is inspect.Parameter.empty),
+    )
+    with contextlib.suppress(TypeError):  # not weakly referenceable or not hashable
+        _FACTS[target] = facts
+    return facts
+
+
+def _check_options(retries: int, backoff: float, max_backoff: float) -> None:
+    if not (isinstance(retries, int) and not isinstance(retries, bool) and retries >= 0):
+        raise ValueError(f"retries must be a whole number >= 0; got {retries!r}")
+    for label, value in (("backoff", backoff), ("max_backoff", max_backoff)):
+        if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
+            raise ValueError(f"{label} must be a finite number of seconds >= 0; got {value!r}")
+    if max_backoff < backoff:
+        raise ValueError(
+            f"max_backoff ({max_backoff!r}) must be >= backoff ({backoff!r}): raise max_backoff "
+            "or lower backoff"
+        )
+
+
+_Permits = list[tuple[RateLimiter, Permit]]
+
+
+@dataclasses.dataclass(slots=True)
+class _Call:
+    tool: Callable[..., Any]
+    name: str
+    limiters: tuple[RateLimiter, ...]
+    retries: int
+    backoff: float
+    max_backoff: float
+    clock: Clock
+    facts: _Facts
+
+    @classmethod
+    def prepare(
+        cls,
+        target: Callable[..., Any],
+        name: str | None,
+        limiters: Iterable[RateLimiter] | None,
+        retries: int,
+        backoff: float,
+        max_backoff: float,
+        clock: Clock | None,
+    ) -> _Call:
+        if not callable(target):
+            raise TypeError(f"a tool must be callable; got a {type(target).__name__}")
+        if (retries, backoff, max_backoff) != _DEFAULTS:
+            _check_options(retries, backoff, max_backoff)
+        info = getattr(target, _INFO, None)
+        if limiters is None:
+            attached = info.limiters if isinstance(info, ToolInfo) else ()
+        else:
+            attached = _check_limiters(limiters)
+        return cls(
+            tool=target,
+            name=name or (info.name if isinstance(info, ToolInfo) else _name_of(target)),
+            limiters=attached,
+            retries=retries,
+            backoff=float(backoff),
+            max_backoff=float(max_backoff),
+            clock=clock if clock is not None else SYSTEM_CLOCK,
+            facts=_facts(target),
+        )
+
+    # outcomes
+
+    def failed(self, failure: LLMReadableException) -> ToolResult:
+        _log_failure(self.name, failure)
+        return ToolResult(True, failure.explain_to_llm(), None, failure)
+
+    def succeeded(self, permits: _Permits, value: Any) -> ToolResult:
+        for limiter, permit in permits:
+            limiter.record_success(permit)
+        try:
+            text = _serialize(value)
+        except (TypeError, ValueError, RecursionError) as exc:
+            return self.failed(
+                SystemException(
+                    self.name,
+                    f"the tool returned a value that cannot be serialized for the model: {exc}",
+                    cause=exc,
+                )
+            )
+        return ToolResult(False, text, value, None)
+
+    def readable(self, exc: BaseException) -> LLMReadableException:
+        try:
+            return unwrap(exc, component=self.name)
+        except LLMReadableRuntimeException as runtime:
+            return runtime
+
+    @staticmethod
+    def release(permits: _Permits) -> None:
+        for limiter, permit in permits:
+            limiter.release(permit)
+
+    def after_error(
+        self, permits: _Permits, exc: BaseException, attempt: int
+    ) -> ToolResult | float:
+        """Tell the limiters; return the final result, or the delay before the next attempt."""
+        failure = UpstreamFailure.from_exception(exc) if permits else None
+        for limiter, permit in permits:
+            if failure is None:
+                limiter.release(permit)
+            else:
+                limiter.record_failure(failure, permit)
+        signal = find_in_chain(exc, UpstreamRetryException)
+        if signal is None:
+            return self.failed(self.readable(exc))
+        if attempt >= self.retries:
+            return self.give_up(signal, attempt + 1)
+        delay = min(self.backoff * 2.0**attempt, self.max_backoff)
+        if signal.retry_after is not None:
+            if signal.retry_after > self.max_backoff:
+                # Never sleep on a wait beyond the cap: report it instead.
+                return self.give_up(signal, attempt + 1, signal.retry_after)
+            delay = max(delay, signal.retry_after)
+        logger.info(
+            "tool %s raised a %s retry signal; attempt %d of %d in %s",
+            self.name,
+            signal.kind,
+            attempt + 2,
+            self.retries + 1,
+            seconds(delay),
+        )
+        return delay
+
+    def give_up(
+        self, signal: UpstreamRetryException, attempts: int, retry_after: float | None = None
+    ) -> ToolResult:
+        failure = RetriesExhaustedException(
+            self.name,
+            signal.kind,
+            attempts,
+            retry_after,
+            self.max_backoff if retry_after is not None else None,
+        )
+        failure.__cause__ = signal
+        return self.failed(failure)
+
+    # sync
+
+    def run(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], cancel: CancelToken | None
+    ) -> ToolResult:
+        attempt = 0
+        while True:
+            if cancel is not None and cancel.cancelled:
+                return self.failed(JobCancelledException())
+            permits: _Permits = []
+            try:
+                for limiter in self.limiters:
+                    permits.append((limiter, limiter.acquire()))
+            except LimiterRefusalException as refusal:
+                self.release(permits)
+                return self.failed(refusal)
+            except BaseException:
+                self.release(permits)
+                raise
+            try:
+                value = self.tool(*args, **kwargs)
+                if inspect.isawaitable(value):
+                    _close(value)
+                    raise TypeError(
+                        "the tool returned an awaitable from a plain call: make it an async def "
+                        "and run it with arun_tool"
+                    )
+            except Exception as exc:
+                outcome = self.after_error(permits, exc, attempt)
+            except BaseException:
+                self.release(permits)
+                raise
+            else:
+                return self.succeeded(permits, value)
+            if isinstance(outcome, ToolResult):
+                return outcome
+            if cancel is not None and cancel.cancelled:
+                return self.failed(JobCancelledException())
+            self.clock.sleep(outcome)
+            attempt += 1
+
+    # async
+
+    async def arun(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> ToolResult:
+        attempt = 0
+        is_async = self.facts.is_async
+        while True:
+            permits: _Permits = []
+            try:
+                for limiter in self.limiters:
+                    permits.append((limiter, await limiter.aacquire()))
+            except LimiterRefusalException as refusal:
+                self.release(permits)
+                return self.failed(refusal)
+            except BaseException:
+                self.release(permits)
+                raise
+            try:
+                if is_async:
+                    value = await self.tool(*args, **kwargs)
+                else:
+                    # A plain function runs in a worker thread: it must not block the loop, and
+                    # a timeout or a cancellation must still be able to end the call.
+                    value = await asyncio.to_thread(self.tool, *args, **kwargs)
+                    if inspect.isawaitable(value):
+                        value = await value
+            except Exception as exc:
+                outcome = self.after_error(permits, exc, attempt)
+            except asyncio.CancelledError as exc:
+                task = asyncio.current_task()
+                if task is None or task.cancelling():
+                    self.release(permits)
+                    raise  # someone cancelled this task: never swallow that
+                # The tool let a CancelledError of its own escape: a bug of the tool.
+                outcome = self.after_error(permits, exc, attempt)
+            except BaseException:
+                self.release(permits)
+                raise
+            else:
+                return self.succeeded(permits, value)
+            if isinstance(outcome, ToolResult):
+                return outcome
+            await self.clock.asleep(outcome)
+            attempt += 1
+
+    async def arun_guarded(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        timeout: float | None,
+        cancel: CancelToken | None,
+    ) -> ToolResult:
+        loop = asyncio.get_running_loop()
+        inner = loop.create_task(self.arun(args, kwargs))
+        stopped: list[str] = []
+
+        def stop_for(reason: str) -> None:
+            # Cancel at once, so a stop that came first wins even if the call would finish
+            # in the same loop iteration.
+            if not inner.done() and not stopped:
+                stopped.append(reason)
+                inner.cancel()
+
+        timer = (
+            self.clock.call_later(timeout, functools.partial(stop_for, "timeout"))
+            if timeout is not None
+            else None
+        )
+        unsubscribe = (
+            cancel._subscribe(loop, functools.partial(stop_for, "cancel"))
+            if cancel is not None
+            else None
+        )
+        try:
+            # Awaiting the task passes a cancellation of the caller's own task on to the call.
+            result = await inner
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not stopped or (task is not None and task.cancelling()):
+                raise  # the caller's task was cancelled: never swallow that
+        finally:
+            if timer is not None:
+                timer.cancel()
+            if unsubscribe is not None:
+                unsubscribe()
+        if not stopped:
+            return result
+        failure: LLMReadableException
+        if stopped[0] == "timeout":
+            assert timeout is not None
+            failure = JobTimeoutException(timeout)
+        else:
+            failure = JobCancelledException()
+        return self.failed(failure)
+
+
+def _close(awaitable: Awaitable[Any]) -> None:
+    close = getattr(awaitable, "close", None)
+    if callable(close):
+        close()
+
+
+def run_tool(
+    tool: Callable[..., Any],
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    name: str | None = None,
+    limiters: Iterable[RateLimiter] | None = None,
+    retries: int = DEFAULT_RETRIES,
+    backoff: float = DEFAULT_BACKOFF,
+    max_backoff: float = DEFAULT_MAX_BACKOFF,
+    clock: Clock | None = None,
+    cancel: CancelToken | None = None,
+) -> ToolResult:
+    """Call ``tool`` with the ``arguments`` a model sent and return what the model reads.
+
+    - Arguments that do not fit the signature (missing, unknown, not a mapping) give a
+      correctable :class:`InvalidInputException` naming the parameter; the tool is not called.
+    - A failure gives its ``explain_to_llm()`` text; anything outside the set becomes a
+      :class:`SystemException` naming the tool. Correctable failures are logged at WARNING
+      without a stack trace, uncorrectable ones at ERROR with it, under ``pytest_nucleo``.
+    - A retry signal (:class:`UpstreamRetryException`) makes the runner call again, up to
+      ``retries`` more times, waiting ``backoff x 2**n`` seconds (at least the signal's
+      ``retry_after``, at most ``max_backoff``) on ``clock``; past that, or when the signal
+      asks for more than ``max_backoff``, a :class:`RetriesExhaustedException`.
+    - ``limiters`` (default: those of ``@tool``) admit each attempt and hear how it went.
+    - ``cancel``: a :class:`CancelToken` checked before each attempt and each wait.
+
+    An ``async def`` tool is run with ``asyncio.run`` when no event loop is running here; under
+    a running loop use :func:`arun_tool`.
+    """
+    call = _Call.prepare(tool, name, limiters, retries, backoff, max_backoff, clock)
+    if call.facts.is_async:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(
+                arun_tool(
+                    tool,
+                    arguments,
+                    name=call.name,
+                    limiters=call.limiters,
+                    retries=retries,
+                    backoff=backoff,
+                    max_backoff=max_backoff,
+                    clock=clock,
+                    cancel=cancel,
+                )
+            )
+        raise RuntimeError(
+            f"{call.name} is an async tool and an event loop is running in this thread: "
+            "use `await arun_tool(...)`"
+        )
+    try:
+        args, kwargs = _bind(call.facts, arguments)
+    except InvalidInputException as mismatch:
+        return call.failed(mismatch)
+    return call.run(args, kwargs, cancel)
+
+
+async def arun_tool(
+    tool: Callable[..., Any],
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    name: str | None = None,
+    limiters: Iterable[RateLimiter] | None = None,
+    retries: int = DEFAULT_RETRIES,
+    backoff: float = DEFAULT_BACKOFF,
+    max_backoff: float = DEFAULT_MAX_BACKOFF,
+    clock: Clock | None = None,
+    timeout: float | None = None,
+    cancel: CancelToken | None = None,
+) -> ToolResult:
+    """:func:`run_tool` for asyncio, with the runner's own stops.
+
+    ``timeout`` (seconds, on ``clock``) bounds the whole call, limiter waits and retries
+    included: past it the call ends as :class:`JobTimeoutException` stating the budget.
+    ``cancel.cancel()`` ends it as :class:`JobCancelledException`. A cancellation of the task
+    awaiting ``arun_tool`` is passed on (``asyncio.CancelledError``), never turned into a
+    result. A plain (sync) tool runs in a worker thread; when it is stopped, the thread runs on
+    to its end but its result is dropped.
+    """
+    call = _Call.prepare(tool, name, limiters, retries, backoff, max_backoff, clock)
+    if timeout is not None and not (
+        isinstance(timeout, int | float) and math.isfinite(timeout) and timeout >= 0
+    ):
+        raise ValueError(
+            f"timeout must be a finite number of seconds >= 0, or None; got {timeout!r}"
+        )
+    try:
+        args, kwargs = _bind(call.facts, arguments)
+    except InvalidInputException as mismatch:
+        return call.failed(mismatch)
+    if cancel is not None and cancel.cancelled:
+        return call.failed(JobCancelledException())
+    if timeout is None and cancel is None:
+        return await call.arun(args, kwargs)
+    return await call.arun_guarded(args, kwargs, timeout, cancel)

@@ -1,0 +1,656 @@
+"""Rate limiters (CONTRACT section 7, TARGETS R9-R11): all on a fake clock, nothing sleeps."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pickle
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from _timing import no_real_sleep  # noqa: F401 - autouse guard
+from syrupy.assertion import SnapshotAssertion
+
+import pytest_nucleo as nucleo
+from pytest_nucleo import FakeClock, LimiterRefusalException, RateLimiter, UpstreamFailure
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Http429(nucleo.UpstreamThrottleException):
+    """Stands in for the HTTP issue's carrier: a throttle answer that knows its status."""
+
+    status_code = 429
+
+
+class Http503(nucleo.ExternalServiceException):
+    status_code = 503
+
+
+GITHUB_429 = UpstreamFailure("GitHub", "API rate limit exceeded for installation", 429, 60.0)
+OUTAGE = UpstreamFailure("GitHub", "Service Unavailable", 503)
+
+
+def limiter(clock: FakeClock, **settings: float) -> RateLimiter:
+    options: dict[str, float] = {"max_requests": 2, "window_seconds": 10.0} | settings
+    return RateLimiter("github", clock=clock, **options)  # type: ignore[arg-type]
+
+
+def open_circuit(lim: RateLimiter, failure: UpstreamFailure = OUTAGE) -> None:
+    while lim.state == "closed":
+        lim.record_failure(failure)
+
+
+def refusal(call: Callable[[], object]) -> LimiterRefusalException:
+    with pytest.raises(LimiterRefusalException) as caught:
+        call()
+    return caught.value
+
+
+# --- the sliding window and its throttle --------------------------------------------------------
+
+
+def test_window_admits_max_requests_then_waits_on_the_clock() -> None:
+    clock = FakeClock()
+    lim = limiter(clock)
+    for _ in range(2):
+        lim.acquire()
+    assert clock.sleeps == []
+    lim.acquire()  # the window is full: wait until the oldest admission leaves it
+    assert clock.sleeps == [10.0]
+    assert clock.monotonic() == 10.0
+
+
+def test_failures_widen_the_window_and_successes_narrow_it_again() -> None:
+    clock = FakeClock()
+    lim = limiter(clock, max_wait_seconds=1000.0)
+    for n in range(1, 12):
+        lim.record_failure(OUTAGE)
+        assert lim.throttle_level == min(n, 9.0)
+    assert lim.effective_window_seconds == 100.0  # 10 x (1 + 9)
+
+    # Slow-down: two admissions, then the third waits the widened window.
+    lim.acquire()
+    lim.acquire()
+    lim.acquire()
+    assert clock.sleeps == [100.0]
+
+    # Recovery: -0.2 per 3 successes while failures are recent.
+    levels = []
+    for _ in range(9):
+        lim.record_success()
+        levels.append(lim.throttle_level)
+    assert levels == [9.0, 9.0, 8.8, 8.8, 8.8, 8.6, 8.6, 8.6, 8.4]
+    assert lim.effective_window_seconds == pytest.approx(94.0)
+
+
+def test_recovery_is_quicker_after_five_quiet_minutes() -> None:
+    clock = FakeClock()
+    lim = limiter(clock)
+    for _ in range(4):
+        lim.record_failure(OUTAGE)
+    clock.advance(299.0)
+    lim.record_success()
+    assert lim.throttle_level == 4.0  # not yet quiet: one success of three
+    clock.advance(1.0)
+    levels = []
+    for _ in range(5):
+        lim.record_success()
+        levels.append(lim.throttle_level)
+    assert levels == [3.0, 2.0, 1.0, 0.0, 0.0]
+    assert lim.effective_window_seconds == 10.0
+
+
+def test_slowing_down_and_recovering_are_configurable() -> None:
+    clock = FakeClock()
+    lim = limiter(
+        clock, failure_step=0.5, max_throttle=2.0, recovery_step=0.5, successes_per_step=1
+    )
+    for _ in range(5):
+        lim.record_failure(OUTAGE)
+    assert lim.throttle_level == 2.0
+    lim.record_success()
+    assert lim.throttle_level == 1.5
+    assert lim.effective_window_seconds == 25.0
+
+
+# --- the circuit ---------------------------------------------------------------------------------
+
+
+def test_circuit_opens_on_the_third_failure_at_maximum_throttle() -> None:
+    clock = FakeClock()
+    lim = limiter(clock, max_requests=1000)
+    for _ in range(9):  # 0 -> 9: the maximum
+        lim.record_failure(OUTAGE, lim.acquire())
+    for _ in range(2):
+        lim.record_failure(OUTAGE, lim.acquire())
+        assert lim.state == "closed"
+    lim.record_failure(OUTAGE, lim.acquire())
+    assert lim.state == "open"
+    assert lim.stats().failures == 12
+    exc = refusal(lim.acquire)
+    assert exc.reason == "open"
+    assert exc.off_for == 30.0
+
+
+def test_a_success_resets_the_count_at_maximum() -> None:
+    clock = FakeClock()
+    lim = limiter(clock, max_requests=1000, max_throttle=1.0)
+    lim.record_failure(OUTAGE)
+    lim.record_failure(OUTAGE)
+    lim.record_failure(OUTAGE)
+    lim.record_success()
+    lim.record_failure(OUTAGE)
+    lim.record_failure(OUTAGE)
+    assert lim.state == "closed"
+    lim.record_failure(OUTAGE)
+    assert lim.state == "open"
+
+
+def test_cooldown_doubles_while_probes_fail_up_to_its_cap() -> None:
+    clock = FakeClock()
+    lim = limiter(clock, max_throttle=0.0, failures_to_open=1, max_cooldown_seconds=100.0)
+    lim.record_failure(OUTAGE, lim.acquire())
+    cooldowns = []
+    for _ in range(4):
+        cooldown = lim.stats().cooldown_seconds
+        cooldowns.append(cooldown)
+        clock.advance(cooldown - 0.5)
+        assert refusal(lim.acquire).off_for == pytest.approx(0.5)
+        clock.advance(0.5)
+        probe = lim.acquire()
+        assert lim.state == "half-open"
+        lim.record_failure(OUTAGE, probe)
+        assert lim.state == "open"
+    assert cooldowns == [30.0, 60.0, 100.0, 100.0]
+
+    clock.advance(100.0)
+    lim.record_success(lim.acquire())
+    assert lim.state == "closed"
+    assert lim.stats().cooldown_seconds == 30.0  # back to the start once a probe succeeded
+
+
+def test_the_default_cooldown_cap_is_one_hour() -> None:
+    clock = FakeClock()
+    lim = limiter(clock, max_throttle=0.0, failures_to_open=1)
+    lim.record_failure(OUTAGE, lim.acquire())
+    for _ in range(10):
+        clock.advance(lim.stats().cooldown_seconds)
+        lim.record_failure(OUTAGE, lim.acquire())
+    assert lim.stats().cooldown_seconds == 3600.0
+
+
+def test_half_open_admits_one_probe_and_its_success_closes_the_circuit() -> None:
+    clock = FakeClock()
+    lim = limiter(clock)
+    open_circuit(lim)
+    clock.advance(30.0)
+    probe = lim.acquire()
+    second = refusal(lim.acquire)
+    assert second.reason == "probing"
+    assert lim.state == "half-open"
+    lim.record_success(probe)
+    assert lim.state == "closed"
+    lim.acquire()
+
+
+def test_a_probe_that_never_reports_back_expires() -> None:
+    clock = FakeClock()
+    lim = limiter(clock, probe_timeout_seconds=20.0)
+    open_circuit(lim)
+    clock.advance(30.0)
+    lost = lim.acquire()
+    clock.advance(19.0)
+    assert refusal(lim.acquire).off_for == pytest.approx(1.0)
+    clock.advance(1.0)
+    replacement = lim.acquire()  # the lost probe no longer holds the circuit
+    lim.record_success(lost)  # reports far too late: the replacement decides
+    assert lim.state == "half-open"
+    lim.record_success(replacement)
+    assert lim.state == "closed"
+
+
+def test_a_probe_ending_without_news_of_the_upstream_frees_its_place() -> None:
+    clock = FakeClock()
+    lim = limiter(clock)
+    open_circuit(lim)
+    clock.advance(30.0)
+    lim.release(lim.acquire())  # e.g. the model's arguments were wrong: nothing learned
+    assert lim.state == "half-open"
+    lim.record_success(lim.acquire())
+    assert lim.state == "closed"
+
+
+def test_outcomes_of_calls_admitted_before_the_circuit_opened_do_not_move_it() -> None:
+    clock = FakeClock()
+    lim = limiter(clock, max_requests=1000, max_throttle=0.0, failures_to_open=1)
+    early = lim.acquire()
+    lim.record_failure(OUTAGE, lim.acquire())
+    assert lim.state == "open"
+    lim.record_success(early)
+    assert lim.state == "open"
+    clock.advance(30.0)
+    probe = lim.acquire()
+    lim.record_failure(OUTAGE, early)  # late news of an old call: counted, circuit unmoved
+    assert lim.state == "half-open"
+    assert lim.stats().failures == 2
+    lim.record_success(probe)
+    assert lim.state == "closed"
+
+
+def test_exactly_one_probe_among_50_threads() -> None:
+    clock = FakeClock()
+    lim = limiter(clock)
+    open_circuit(lim)
+    clock.advance(30.0)
+    barrier = threading.Barrier(50, timeout=10)
+    admitted: list[nucleo.Permit] = []
+    refused: list[LimiterRefusalException] = []
+
+    def caller() -> None:
+        barrier.wait()
+        try:
+            admitted.append(lim.acquire())
+        except LimiterRefusalException as exc:
+            refused.append(exc)
+
+    threads = [threading.Thread(target=caller) for _ in range(50)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(admitted) == 1
+    assert len(refused) == 49
+    assert {exc.reason for exc in refused} == {"probing"}
+
+
+def test_exactly_one_probe_among_50_tasks() -> None:
+    clock = FakeClock()
+    lim = limiter(clock)
+    open_circuit(lim)
+    clock.advance(30.0)
+
+    async def caller(start: asyncio.Event) -> bool:
+        await start.wait()
+        try:
+            await lim.aacquire()
+        except LimiterRefusalException:
+            return False
+        return True
+
+    async def main() -> list[bool]:
+        start = asyncio.Event()
+        tasks = [asyncio.create_task(caller(start)) for _ in range(50)]
+        await asyncio.sleep(0)
+        start.set()
+        return await asyncio.gather(*tasks)
+
+    assert sorted(asyncio.run(main())) == [False] * 49 + [True]
+
+
+# --- Retry-After -------------------------------------------------------------------------------
+
+
+def test_retry_after_is_honoured_no_call_is_admitted_before_it_elapses() -> None:
+    clock = FakeClock()
+    lim = limiter(clock, max_requests=100)
+    lim.record_failure(UpstreamFailure("GitHub", "slow down", 429, 20.0), lim.acquire())
+    lim.acquire()
+    assert clock.sleeps == [20.0]
+    assert clock.monotonic() == 20.0
+    lim.acquire()
+    assert clock.sleeps == [20.0]
+
+
+def test_a_retry_after_beyond_the_cap_is_refused_not_slept() -> None:
+    clock = FakeClock()
+    lim = limiter(clock, max_requests=100)
+    lim.record_failure(UpstreamFailure("GitHub", "API rate limit exceeded", 429, 120.0))
+    exc = refusal(lim.acquire)
+    assert exc.reason == "wait"
+    assert exc.off_for == 120.0
+    assert clock.sleeps == []
+    clock.advance(100.0)
+    lim.acquire()  # 20 s left: within the cap, so it waits them out
+    assert clock.sleeps == [20.0]
+
+
+def test_a_full_window_whose_wait_exceeds_the_cap_is_refused() -> None:
+    clock = FakeClock()
+    lim = limiter(clock, max_requests=1, window_seconds=120.0)
+    lim.acquire()
+    exc = refusal(lim.acquire)
+    assert (exc.reason, exc.off_for, exc.last_failure) == ("wait", 120.0, None)
+    assert clock.sleeps == []
+
+
+# --- refusals ----------------------------------------------------------------------------------
+
+
+def test_refusal_text_for_an_open_circuit(llm_snapshot: SnapshotAssertion) -> None:
+    clock = FakeClock()
+    lim = RateLimiter("github-search", max_requests=30, window_seconds=60, clock=clock)
+    open_circuit(lim, GITHUB_429)
+    clock.advance(12.0)  # the last Retry-After (60 s) outlasts the cooldown (30 s)
+    text = refusal(lim.acquire).explain_to_llm()
+    assert text == llm_snapshot
+    for fact in (
+        "github-search",
+        "30 requests per 60 seconds",
+        "48 seconds",
+        "HTTP 429",
+        "GitHub",
+        "API rate limit exceeded",
+        "wait 60 seconds",
+    ):
+        assert fact in text, fact
+
+
+def test_refusal_text_while_a_probe_is_in_flight(llm_snapshot: SnapshotAssertion) -> None:
+    clock = FakeClock()
+    lim = RateLimiter("pubchem", max_requests=5, window_seconds=1, clock=clock)
+    open_circuit(lim, UpstreamFailure("PubChem", "connection refused", None))
+    clock.advance(30.0)
+    lim.acquire()
+    assert refusal(lim.acquire).explain_to_llm() == llm_snapshot
+
+
+def test_refusal_text_for_a_retry_after_beyond_the_cap(llm_snapshot: SnapshotAssertion) -> None:
+    clock = FakeClock()
+    lim = RateLimiter("github-search", max_requests=30, window_seconds=60, clock=clock)
+    lim.record_failure(UpstreamFailure("GitHub", "secondary rate limit", 403, 900.0))
+    text = refusal(lim.acquire).explain_to_llm()
+    assert text == llm_snapshot
+    assert "900 seconds" in text
+    assert "HTTP 403" in text
+
+
+def test_refusal_text_for_a_window_wait_beyond_the_cap(llm_snapshot: SnapshotAssertion) -> None:
+    clock = FakeClock()
+    lim = RateLimiter("geocoder", max_requests=1, window_seconds=3600, clock=clock)
+    lim.acquire()
+    assert refusal(lim.acquire).explain_to_llm() == llm_snapshot
+
+
+def test_every_refusal_is_a_fresh_exception_with_a_short_traceback() -> None:
+    clock = FakeClock()
+    lim = limiter(clock)
+    open_circuit(lim)
+    refusals = [refusal(lim.acquire) for _ in range(200)]
+    assert len({id(exc) for exc in refusals}) == 200
+
+    def depth(exc: BaseException) -> int:
+        count, tb = 0, exc.__traceback__
+        while tb is not None:
+            count, tb = count + 1, tb.tb_next
+        return count
+
+    assert {depth(exc) for exc in refusals} == {depth(refusals[0])}
+
+
+def test_refusals_are_not_counted_as_upstream_failures() -> None:
+    clock = FakeClock()
+    lim = limiter(clock)
+    open_circuit(lim)
+    before = lim.stats()
+    for _ in range(25):
+        refusal(lim.acquire)
+    after = lim.stats()
+    assert after.refusals == before.refusals + 25
+    assert (after.failures, after.cooldown_seconds, after.state) == (
+        before.failures,
+        before.cooldown_seconds,
+        "open",
+    )
+    clock.advance(30.0)  # the cooldown did not grow with the refusals
+    lim.acquire()
+
+
+def test_refusal_pickles_with_its_fields() -> None:
+    exc = LimiterRefusalException("github", 30, 60.0, 12.5, "open", GITHUB_429)
+    copy = pickle.loads(pickle.dumps(exc))
+    assert copy.last_failure == GITHUB_429
+    assert copy.explain_to_llm() == exc.explain_to_llm()
+
+
+# --- what the server said ---------------------------------------------------------------------
+
+
+def test_the_carrier_with_a_status_is_found_through_wrap_with_context() -> None:
+    with (
+        pytest.raises(nucleo.ExternalServiceException) as caught,
+        nucleo.service_call("GitHub", "query", "is:open", "issue search"),
+    ):
+        raise Http429("GitHub", "API rate limit exceeded", retry_after=42)
+    assert type(caught.value) is nucleo.ExternalServiceException  # the wrapper knows no status
+    failure = UpstreamFailure.from_exception(caught.value)
+    assert failure == UpstreamFailure("GitHub", "API rate limit exceeded", 429, 42.0)
+
+
+def test_a_failure_without_a_response_has_no_status() -> None:
+    exc = nucleo.ExternalServiceException("PubChem", "connection refused", ConnectionRefusedError())
+    assert UpstreamFailure.from_exception(exc) == UpstreamFailure(
+        "PubChem", "connection refused", None, None
+    )
+    assert UpstreamFailure.from_exception(ValueError("not upstream")) is None
+
+
+def test_odd_carrier_attributes_are_ignored() -> None:
+    class Odd(nucleo.ExternalServiceException):
+        status_code = True  # not a status
+        retry_after = float("nan")
+
+    assert UpstreamFailure.from_exception(Odd("S", "d")) == UpstreamFailure("S", "d", None, None)
+
+
+# --- settings --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"max_requests": 0}, "max_requests=0 is impossible: use a whole number >= 1"),
+        ({"max_requests": 2.5}, "max_requests=2.5 is impossible"),
+        (
+            {"window_seconds": 0},
+            "window_seconds=0 is impossible: use a finite number of seconds > 0",
+        ),
+        ({"window_seconds": float("inf")}, "window_seconds=inf is impossible"),
+        ({"failure_step": -1.0}, "failure_step=-1.0 is impossible"),
+        ({"max_throttle": float("nan")}, "max_throttle=nan is impossible"),
+        ({"recovery_step": 0}, "recovery_step=0 is impossible"),
+        ({"successes_per_step": 0}, "successes_per_step=0 is impossible"),
+        ({"quiet_seconds": -5}, "quiet_seconds=-5 is impossible"),
+        ({"quiet_recovery_step": 0}, "quiet_recovery_step=0 is impossible"),
+        ({"failures_to_open": 0}, "failures_to_open=0 is impossible"),
+        ({"cooldown_seconds": 0}, "cooldown_seconds=0 is impossible"),
+        (
+            {"cooldown_seconds": 60, "max_cooldown_seconds": 30},
+            "max_cooldown_seconds=30 is impossible: use a finite number of seconds >= "
+            "cooldown_seconds (60), or lower cooldown_seconds",
+        ),
+        ({"probe_timeout_seconds": 0}, "probe_timeout_seconds=0 is impossible"),
+        ({"max_wait_seconds": -1}, "max_wait_seconds=-1 is impossible"),
+    ],
+)
+def test_impossible_settings_say_what_to_change(settings: dict[str, float], message: str) -> None:
+    options: dict[str, float] = {"max_requests": 1, "window_seconds": 1.0} | settings
+    with pytest.raises(ValueError, match=re.escape(f"RateLimiter 'x': {message}")):
+        RateLimiter("x", **options)  # type: ignore[arg-type]
+
+
+def test_a_limiter_needs_a_name_and_a_real_clock() -> None:
+    with pytest.raises(ValueError, match="name must be a non-empty string"):
+        RateLimiter(" ", max_requests=1, window_seconds=1)
+    with pytest.raises(TypeError, match="clock must implement Clock"):
+        RateLimiter("x", max_requests=1, window_seconds=1, clock=time)  # type: ignore[arg-type]
+
+
+def test_quick_recovery_can_be_turned_off() -> None:
+    clock = FakeClock()
+    lim = limiter(clock, quiet_seconds=float("inf"))
+    lim.record_failure(OUTAGE)
+    clock.advance(10_000.0)
+    lim.record_success()
+    assert lim.throttle_level == 1.0
+
+
+# --- concurrency (R10) -------------------------------------------------------------------------
+
+
+def test_the_lock_is_not_held_across_the_call_threads() -> None:
+    """4 calls that can only finish together: they finish only if they run in parallel.
+
+    The stand-in for "4 threads x 50 ms take about 50 ms, not 200": a limiter holding its lock
+    across the call (as pybreaker does) would run them one by one, and the barrier would break.
+    """
+    clock = FakeClock()
+    lim = RateLimiter("shared", max_requests=10, window_seconds=1, clock=clock)
+    together = threading.Barrier(4, timeout=10)
+
+    @nucleo.tool(limiters=[lim])
+    def slow_call() -> str:
+        together.wait()
+        return "done"
+
+    results: list[nucleo.ToolResult] = []
+    threads = [
+        threading.Thread(target=lambda: results.append(nucleo.run_tool(slow_call)))
+        for _ in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [r.text for r in results] == ["done"] * 4
+    assert lim.stats().successes == 4
+
+
+def test_the_lock_is_not_held_across_the_call_tasks() -> None:
+    clock = FakeClock()
+    lim = RateLimiter("shared", max_requests=10, window_seconds=1, clock=clock)
+
+    async def main() -> list[nucleo.ToolResult]:
+        together = asyncio.Barrier(4)
+
+        @nucleo.tool(limiters=[lim])
+        async def slow_call() -> str:
+            await together.wait()
+            return "done"
+
+        return await asyncio.gather(*(nucleo.arun_tool(slow_call) for _ in range(4)))
+
+    assert [r.text for r in asyncio.run(main())] == ["done"] * 4
+
+
+def test_three_threads_of_500_failures_count_exactly_1500() -> None:
+    clock = FakeClock()
+    lim = RateLimiter(
+        "shared", max_requests=10_000, window_seconds=1, failures_to_open=10_000, clock=clock
+    )
+
+    @nucleo.tool(limiters=[lim])
+    def failing() -> None:
+        raise Http503("Shop API", "Service Unavailable")
+
+    start = threading.Barrier(3, timeout=10)
+
+    def worker() -> None:
+        start.wait()
+        for _ in range(500):
+            assert nucleo.run_tool(failing).is_error
+
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    stats = lim.stats()
+    assert stats.failures == 1500
+    assert stats.last_failure == UpstreamFailure("Shop API", "Service Unavailable", 503)
+
+
+def test_async_def_failures_count() -> None:
+    clock = FakeClock()
+    lim = RateLimiter("shared", max_requests=100, window_seconds=1, clock=clock)
+
+    @nucleo.tool(limiters=[lim])
+    async def failing() -> None:
+        raise Http503("Shop API", "Service Unavailable")
+
+    async def main() -> list[nucleo.ToolResult]:
+        return [await nucleo.arun_tool(failing) for _ in range(5)]
+
+    assert all(result.is_error for result in asyncio.run(main()))
+    assert lim.stats().failures == 5
+    assert lim.throttle_level == 5.0
+
+
+def test_limiters_use_the_testing_switch_through_the_system_clock() -> None:
+    nucleo.set_testing(True)
+    try:
+        lim = nucleo.RateLimiter("s", max_requests=1, window_seconds=30)
+        for _ in range(10):
+            lim.acquire()  # each waits 30 s of skipped time: no pile-up, no refusal
+        assert lim.stats().refusals == 0
+    finally:
+        nucleo.set_testing(False)
+
+
+# --- clocks (R11) ------------------------------------------------------------------------------
+
+SCENARIO = """
+import time
+import pytest_nucleo as nucleo
+
+nucleo.set_testing(True)
+lim = nucleo.RateLimiter("tz", max_requests=2, window_seconds=10, max_throttle=1.0,
+                         failures_to_open=1)
+start = nucleo.SystemClock().monotonic()
+failure = nucleo.UpstreamFailure("S", "down", 503, 5.0)
+lim.record_failure(failure, lim.acquire())
+lim.acquire()                       # waits out Retry-After (skipped, but the clock moves)
+waited = round(nucleo.SystemClock().monotonic() - start)
+lim.record_failure(failure, lim.acquire())
+try:
+    lim.acquire()
+except nucleo.LimiterRefusalException as exc:
+    print(waited, lim.state, exc.reason, round(exc.off_for), time.strftime("%z", time.localtime(0)))
+"""
+
+
+@pytest.mark.parametrize(
+    ("tz", "offset"), [("UTC", "+0000"), ("Asia/Tokyo", "+0900"), ("America/New_York", "-0500")]
+)
+def test_limiter_scenario_is_the_same_in_every_time_zone(tz: str, offset: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", SCENARIO],
+        env={**os.environ, "TZ": tz},
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    # The zone really applied (last field), and the limiter did not notice.
+    assert result.stdout.split() == ["5", "open", "open", "30", offset]
+
+
+def test_limiters_never_read_wall_clock_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    def wall_clock(*_: object) -> float:
+        raise AssertionError("a limiter read wall-clock time")
+
+    for name in ("time", "time_ns", "localtime", "gmtime"):
+        monkeypatch.setattr(time, name, wall_clock)
+    clock = FakeClock()
+    lim = limiter(clock)
+    open_circuit(lim, GITHUB_429)
+    refusal(lim.acquire).explain_to_llm()
+    clock.advance(60.0)
+    lim.record_success(lim.acquire())
+    assert lim.state == "closed"

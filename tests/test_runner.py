@@ -1,0 +1,629 @@
+"""The runner (CONTRACT sections 1, 7, 8): what the model reads for a call, on a fake clock."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime
+import enum
+import functools
+import logging
+import threading
+from typing import Any
+
+import pytest
+from _timing import no_real_sleep  # noqa: F401 - autouse guard
+from syrupy.assertion import SnapshotAssertion
+
+import pytest_nucleo as nucleo
+from pytest_nucleo import (
+    CORRECTABLE_HINT,
+    UNCORRECTABLE_HINT,
+    CancelToken,
+    FakeClock,
+    RateLimiter,
+    ToolResult,
+    arun_tool,
+    run_tool,
+)
+
+SECRET = "sk-live-0123456789abcdefABCDEF"
+
+
+class Http429(nucleo.UpstreamThrottleException):
+    """Stands in for the HTTP issue's carrier."""
+
+    status_code = 429
+
+
+def get_order(order_number: str, *, include_items: bool = False) -> dict[str, Any]:
+    if not order_number.isdigit():
+        raise nucleo.InvalidInputException("order_number", order_number, "must be 8 digits")
+    if order_number == "00000500":
+        raise KeyError(f"eta (token={SECRET})")
+    return {"number": order_number, "status": "expédiée", "items": [] if include_items else None}
+
+
+# --- success ---------------------------------------------------------------------------------
+
+
+def test_success_is_serialized_deterministically(llm_snapshot: SnapshotAssertion) -> None:
+    class Colour(enum.Enum):
+        RED = "red"
+
+    @dataclasses.dataclass
+    class Line:
+        sku: str
+        qty: int
+
+    value = {
+        "zeta": 1,
+        "alpha": ["é", None, True, 1.5],
+        "tags": {"b", "a"},
+        "when": datetime.date(2026, 11, 30),
+        "colour": Colour.RED,
+        "line": Line("A-1", 2),
+        "pair": (1, 2),
+    }
+    result = run_tool(lambda: value, {})
+    assert result == ToolResult(False, result.text, value, None)
+    assert result.text == llm_snapshot
+    assert result.text.startswith('{"alpha": ["é", null, true, 1.5], "colour": "red"')
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [("plain text\nas is", "plain text\nas is"), (None, "null"), (42, "42"), ([], "[]")],
+)
+def test_strings_are_returned_as_is_and_the_rest_as_json(value: object, text: str) -> None:
+    assert run_tool(lambda: value).text == text
+
+
+def test_a_value_that_cannot_be_serialized_is_a_bug_of_the_tool(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    result = run_tool(lambda: object(), name="weird")
+    assert result.is_error
+    assert isinstance(result.exception, nucleo.SystemException)
+    assert result.text.startswith("A system error occurred in weird.")
+    assert "cannot be serialized" in str(result.exception)
+    assert [r.levelno for r in caplog.records] == [logging.ERROR]
+
+
+# --- failures --------------------------------------------------------------------------------
+
+
+def test_a_foreign_exception_reaches_the_model_as_a_system_exception(
+    llm_snapshot: SnapshotAssertion, caplog: pytest.LogCaptureFixture
+) -> None:
+    result = run_tool(get_order, {"order_number": "00000500"})
+    assert result.is_error
+    assert result.value is None
+    assert isinstance(result.exception, nucleo.SystemException)
+    assert result.exception.component == "get_order"
+    assert isinstance(result.exception.__cause__, KeyError)
+    assert result.text == (
+        "A system error occurred in get_order. The operation could not be completed.\n"
+        + UNCORRECTABLE_HINT
+    )
+    assert result.text == llm_snapshot
+    [record] = caplog.records
+    assert record.levelno == logging.ERROR
+    assert record.name == "pytest_nucleo.runner"
+    assert record.exc_info is not None
+    assert record.exc_info[1] is result.exception
+    assert "KeyError" in caplog.text  # the stack trace, cause included, goes to the log
+    assert SECRET[3:] not in caplog.text
+    assert SECRET[3:] not in record.getMessage()
+
+
+def test_a_correctable_failure_is_logged_at_warning_without_a_stack(
+    llm_snapshot: SnapshotAssertion, caplog: pytest.LogCaptureFixture
+) -> None:
+    result = run_tool(get_order, {"order_number": "12-AB"})
+    assert result.is_error
+    assert isinstance(result.exception, nucleo.InvalidInputException)
+    assert result.text.endswith(CORRECTABLE_HINT)
+    assert result.text == llm_snapshot
+    [record] = caplog.records
+    assert record.levelno == logging.WARNING
+    assert record.exc_info is None
+    assert "Traceback" not in caplog.text
+    assert "12-AB" not in record.getMessage()  # the technical message leaves the value out
+
+
+def test_a_runtime_family_failure_reaches_the_model_as_itself() -> None:
+    def callback() -> None:
+        raise nucleo.CorrectableRuntimeLLMException("R-17 has no price; ask for another result.")
+
+    result = run_tool(callback)
+    assert type(result.exception) is nucleo.CorrectableRuntimeLLMException
+    assert result.text.startswith("R-17 has no price")
+
+
+def test_a_readable_failure_buried_in_a_foreign_one_is_kept() -> None:
+    def tool_body() -> None:
+        try:
+            raise nucleo.ResourceNotFoundException("order", "00000099")
+        except nucleo.ResourceNotFoundException as exc:
+            raise RuntimeError("lookup failed") from exc
+
+    result = run_tool(tool_body)
+    assert isinstance(result.exception, nucleo.ResourceNotFoundException)
+
+
+def test_keyboard_interrupt_is_never_swallowed() -> None:
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_tool(interrupted)
+
+
+# --- arguments -------------------------------------------------------------------------------
+
+
+def test_a_missing_argument_is_the_models_mistake(llm_snapshot: SnapshotAssertion) -> None:
+    called = []
+
+    def tool_body(order_number: str, limit: int = 10) -> None:
+        called.append(order_number)
+
+    result = run_tool(tool_body, {"limit": 5})
+    assert called == []
+    assert isinstance(result.exception, nucleo.InvalidInputException)
+    assert result.exception.parameter_name == "order_number"
+    assert result.exception.is_correctable
+    assert result.text == llm_snapshot
+
+
+def test_an_unknown_argument_is_the_models_mistake(llm_snapshot: SnapshotAssertion) -> None:
+    result = run_tool(get_order, {"order_numbr": "00000042"})
+    assert isinstance(result.exception, nucleo.InvalidInputException)
+    assert result.exception.parameter_name == "order_numbr"
+    assert "order_number (required), include_items (optional)" in result.text
+    assert result.text == llm_snapshot
+
+
+def test_arguments_that_are_not_a_mapping_are_the_models_mistake(
+    llm_snapshot: SnapshotAssertion,
+) -> None:
+    result = run_tool(get_order, ["00000042"])  # type: ignore[arg-type]
+    assert isinstance(result.exception, nucleo.InvalidInputException)
+    assert result.exception.parameter_name == "arguments"
+    assert result.text == llm_snapshot
+
+
+def test_a_type_error_inside_the_tool_is_still_a_bug() -> None:
+    def tool_body(count: int) -> int:
+        return len(count)  # type: ignore[arg-type]
+
+    result = run_tool(tool_body, {"count": 3})
+    assert isinstance(result.exception, nucleo.SystemException)
+
+
+def test_positional_only_and_var_parameters_are_bound_by_name() -> None:
+    def tool_body(a: int, /, b: int = 2, *rest: int, c: int, **extra: int) -> list[Any]:
+        return [a, b, rest, c, extra]
+
+    assert run_tool(tool_body, {"a": 1, "c": 3}).value == [1, 2, (), 3, {}]
+    assert run_tool(tool_body, {"a": 1, "rest": [7, 8], "c": 3, "z": 9}).value == [
+        1,
+        2,
+        (7, 8),
+        3,
+        {"z": 9},
+    ]
+    bad = run_tool(tool_body, {"a": 1, "rest": 7, "c": 3})
+    assert isinstance(bad.exception, nucleo.InvalidInputException)
+    assert bad.exception.parameter_name == "rest"
+
+
+def test_non_string_keys_are_refused() -> None:
+    result = run_tool(get_order, {1: "x"})  # type: ignore[dict-item]
+    assert isinstance(result.exception, nucleo.InvalidInputException)
+    assert result.exception.parameter_name == "arguments"
+
+
+def test_tool_names_come_from_the_decorator_the_function_or_the_callable() -> None:
+    @nucleo.tool(name="orders.fetch")
+    def fetch() -> None:
+        raise ValueError("boom")
+
+    class Lookup:
+        def __call__(self) -> None:
+            raise ValueError("boom")
+
+    def components(target: Any) -> str:
+        exception = run_tool(target).exception
+        assert isinstance(exception, nucleo.SystemException)
+        return exception.component
+
+    assert components(fetch) == "orders.fetch"
+    assert components(functools.partial(get_order, "00000500")) == "get_order"
+    assert components(Lookup()) == "Lookup"
+    assert run_tool(fetch, name="override").text.startswith("A system error occurred in override.")
+
+
+# --- retry signals ---------------------------------------------------------------------------
+
+
+def flaky(failures: list[BaseException]) -> Any:
+    def tool_body() -> str:
+        if failures:
+            raise failures.pop(0)
+        return "ok"
+
+    return tool_body
+
+
+def test_retry_signals_are_retried_with_backoff_on_the_clock() -> None:
+    clock = FakeClock()
+    signals: list[BaseException] = [nucleo.TransientErrorRetryException("blip") for _ in range(3)]
+    result = run_tool(flaky(signals), clock=clock)
+    assert result.text == "ok"
+    assert clock.sleeps == [0.5, 1.0, 2.0]
+
+
+def test_a_suggested_delay_is_honoured() -> None:
+    clock = FakeClock()
+    signals: list[BaseException] = [nucleo.RateLimitRetryException("429", retry_after=7)]
+    assert run_tool(flaky(signals), clock=clock).text == "ok"
+    assert clock.sleeps == [7.0]
+
+
+def test_past_the_budget_the_call_fails_naming_the_signal(
+    llm_snapshot: SnapshotAssertion, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FakeClock()
+    signals: list[BaseException] = [
+        nucleo.OverloadRetryException(f"overloaded {SECRET}") for _ in range(5)
+    ]
+    result = run_tool(flaky(signals), name="search_compounds", clock=clock)
+    assert isinstance(result.exception, nucleo.RetriesExhaustedException)
+    assert result.exception.kind == "overload"
+    assert result.exception.attempts == 4  # the first call and 3 retries
+    assert isinstance(result.exception.__cause__, nucleo.OverloadRetryException)
+    assert clock.sleeps == [0.5, 1.0, 2.0]
+    assert "overloaded" not in result.text  # the model never sees the signal itself
+    assert result.text == llm_snapshot
+    assert [r.levelno for r in caplog.records] == [logging.ERROR]
+    assert SECRET[3:] not in caplog.text
+
+
+def test_a_suggested_delay_beyond_the_cap_is_reported_not_slept(
+    llm_snapshot: SnapshotAssertion,
+) -> None:
+    clock = FakeClock()
+    signals: list[BaseException] = [nucleo.RateLimitRetryException("429", retry_after=3600)]
+    result = run_tool(flaky(signals), name="search_compounds", clock=clock, max_backoff=30)
+    assert isinstance(result.exception, nucleo.RetriesExhaustedException)
+    assert result.exception.retry_after == 3600
+    assert clock.sleeps == []
+    assert result.text == llm_snapshot
+
+
+def test_the_budget_and_backoff_are_options() -> None:
+    clock = FakeClock()
+    signals: list[BaseException] = [nucleo.TransientErrorRetryException() for _ in range(9)]
+    result = run_tool(flaky(signals), clock=clock, retries=5, backoff=1, max_backoff=4)
+    assert isinstance(result.exception, nucleo.RetriesExhaustedException)
+    assert clock.sleeps == [1.0, 2.0, 4.0, 4.0, 4.0]
+    no_retry = run_tool(flaky([nucleo.TransientErrorRetryException()]), clock=clock, retries=0)
+    assert isinstance(no_retry.exception, nucleo.RetriesExhaustedException)
+    assert no_retry.exception.attempts == 1
+
+
+def test_a_signal_wrapped_by_the_helpers_is_still_retried() -> None:
+    clock = FakeClock()
+    calls = []
+
+    @nucleo.llm_errors
+    def tool_body() -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            with nucleo.service_call("S", "q", "x", "search"):
+                try:
+                    raise nucleo.RateLimitRetryException("slow")
+                except nucleo.RateLimitRetryException as exc:
+                    raise RuntimeError("client failed") from exc
+        return "ok"
+
+    assert run_tool(tool_body, clock=clock).text == "ok"
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"retries": -1}, "retries must be a whole number >= 0"),
+        ({"backoff": float("nan")}, "backoff must be a finite number"),
+        ({"backoff": 5, "max_backoff": 1}, "max_backoff (1) must be >= backoff (5)"),
+    ],
+)
+def test_impossible_options_are_refused(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        run_tool(get_order, {}, **options)
+
+
+# --- limiters through the runner -------------------------------------------------------------
+
+
+def test_the_runner_signals_limiters_on_success_and_on_upstream_failure() -> None:
+    clock = FakeClock()
+    lim = RateLimiter("github", max_requests=100, window_seconds=1, clock=clock)
+    answers: list[BaseException] = [Http429("GitHub", "API rate limit exceeded", retry_after=5)]
+
+    @nucleo.tool(limiters=[lim])
+    def search(query: str) -> str:
+        with nucleo.service_call("GitHub", "query", query, "issue search"):
+            if answers:
+                raise answers.pop(0)
+        return "[]"
+
+    first = run_tool(search, {"query": "is:open"})
+    assert type(first.exception) is nucleo.ExternalServiceException  # wrapped, no status
+    stats = lim.stats()
+    assert stats.failures == 1
+    assert stats.last_failure == nucleo.UpstreamFailure(
+        "GitHub", "API rate limit exceeded", 429, 5.0
+    )
+    assert run_tool(search, {"query": "is:open"}).text == "[]"
+    assert clock.sleeps == [5.0]  # the server's Retry-After was honoured
+    assert lim.stats().successes == 1
+
+
+def test_failures_that_are_not_the_upstreams_are_not_counted() -> None:
+    clock = FakeClock()
+    lim = RateLimiter("github", max_requests=100, window_seconds=1, clock=clock)
+    tool_body = nucleo.tool(limiters=[lim])(get_order)
+    run_tool(tool_body, {"order_number": "12-AB"})
+    run_tool(tool_body, {"order_number": "00000500"})
+    run_tool(tool_body, {"bad": 1})
+    stats = lim.stats()
+    assert (stats.failures, stats.successes) == (0, 0)
+
+
+def test_a_refusal_is_the_tools_result_and_the_tool_is_not_called(
+    llm_snapshot: SnapshotAssertion, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FakeClock()
+    lim = RateLimiter(
+        "github", max_requests=5, window_seconds=60, clock=clock, failures_to_open=1, max_throttle=0
+    )
+    lim.record_failure(nucleo.UpstreamFailure("GitHub", "Service Unavailable", 503))
+    calls = []
+
+    @nucleo.tool(limiters=[lim])
+    def search() -> str:
+        calls.append(1)
+        return "[]"
+
+    results = [run_tool(search) for _ in range(3)]
+    assert calls == []
+    assert all(isinstance(r.exception, nucleo.LimiterRefusalException) for r in results)
+    assert results[0].text == llm_snapshot
+    assert lim.stats().failures == 1  # the runner did not count its own refusals
+    assert {r.levelno for r in caplog.records} == {logging.ERROR}
+
+
+def test_a_refusal_by_a_second_limiter_gives_the_first_its_probe_back() -> None:
+    clock = FakeClock()
+    first = RateLimiter(
+        "a", max_requests=5, window_seconds=1, clock=clock, failures_to_open=1, max_throttle=0
+    )
+    second = RateLimiter(
+        "b",
+        max_requests=5,
+        window_seconds=1,
+        clock=clock,
+        failures_to_open=1,
+        max_throttle=0,
+        cooldown_seconds=100,
+    )
+    for lim in (first, second):
+        lim.record_failure(nucleo.UpstreamFailure("S", "down", 503))
+    clock.advance(30.0)
+    result = run_tool(lambda: "ok", limiters=[first, second])
+    assert isinstance(result.exception, nucleo.LimiterRefusalException)
+    assert result.exception.limiter_name == "b"
+    first.record_success(first.acquire())  # the probe place was freed
+    assert first.state == "closed"
+
+
+def test_limiters_given_to_the_runner_replace_the_decorators() -> None:
+    clock = FakeClock()
+    attached = RateLimiter("attached", max_requests=5, window_seconds=1, clock=clock)
+    given = RateLimiter("given", max_requests=5, window_seconds=1, clock=clock)
+    tool_body = nucleo.tool(limiters=[attached])(lambda: "ok")
+    run_tool(tool_body, limiters=[given])
+    assert (attached.stats().successes, given.stats().successes) == (0, 1)
+    with pytest.raises(TypeError, match="a list of RateLimiter"):
+        nucleo.tool(limiters=given)  # type: ignore[arg-type]
+
+
+# --- async: the runner's own stops ------------------------------------------------------------
+
+
+def test_arun_tool_runs_async_and_plain_tools() -> None:
+    async def fetch(cid: str) -> dict[str, str]:
+        return {"cid": cid}
+
+    def plain(cid: str) -> str:
+        return threading.current_thread().name
+
+    async def main() -> tuple[ToolResult, ToolResult, ToolResult]:
+        return (
+            await arun_tool(fetch, {"cid": "2244"}),
+            await arun_tool(plain, {"cid": "2244"}),
+            await arun_tool(fetch, {}),
+        )
+
+    ok, threaded, missing = asyncio.run(main())
+    assert ok.text == '{"cid": "2244"}'
+    assert threaded.text != threading.current_thread().name  # ran in a worker thread
+    assert isinstance(missing.exception, nucleo.InvalidInputException)
+
+
+def test_async_retries_wait_on_the_clock() -> None:
+    clock = FakeClock()
+    signals: list[BaseException] = [nucleo.TransientErrorRetryException() for _ in range(2)]
+    plain = flaky(signals)
+
+    async def tool_body() -> str:
+        return plain()  # type: ignore[no-any-return]
+
+    assert asyncio.run(arun_tool(tool_body, clock=clock)).text == "ok"
+    assert clock.sleeps == [0.5, 1.0]
+
+
+def start_and(clock: FakeClock, after_start: Any, **options: Any) -> tuple[ToolResult, list[str]]:
+    """Run a tool that blocks until cancelled; ``after_start(task)`` acts once it is running."""
+    seen: list[str] = []
+
+    async def lookup(cid: str) -> str:
+        seen.append("started")
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+        return "never"
+
+    async def main() -> ToolResult:
+        task = asyncio.create_task(arun_tool(lookup, {"cid": "2244"}, clock=clock, **options))
+        while not seen:
+            await asyncio.sleep(0)
+        await after_start(task)
+        return await task
+
+    return asyncio.run(main()), seen
+
+
+def test_past_its_timeout_an_async_call_is_a_job_timeout(
+    llm_snapshot: SnapshotAssertion, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FakeClock()
+
+    async def almost_then_past(task: asyncio.Task[ToolResult]) -> None:
+        clock.advance(29.5)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not task.done()
+        clock.advance(0.5)
+
+    result, seen = start_and(clock, almost_then_past, timeout=30)
+    assert isinstance(result.exception, nucleo.JobTimeoutException)
+    assert result.exception.budget == 30
+    assert "30 seconds" in result.text
+    assert result.text == llm_snapshot
+    assert seen == ["started", "cancelled"]  # the interrupted call was unwound, not abandoned
+    assert [r.levelno for r in caplog.records] == [logging.ERROR]
+
+
+def test_the_timeout_covers_waits_between_retries() -> None:
+    clock = FakeClock()
+
+    async def always_overloaded() -> None:
+        raise nucleo.OverloadRetryException(retry_after=20)
+
+    result = asyncio.run(arun_tool(always_overloaded, clock=clock, timeout=30))
+    assert isinstance(result.exception, nucleo.JobTimeoutException)
+
+
+def test_a_call_the_runner_was_asked_to_cancel_is_a_job_cancelled(
+    llm_snapshot: SnapshotAssertion,
+) -> None:
+    clock = FakeClock()
+    token = CancelToken()
+
+    async def cancel_it(task: asyncio.Task[ToolResult]) -> None:
+        token.cancel()
+
+    result, seen = start_and(clock, cancel_it, cancel=token, timeout=30)
+    assert isinstance(result.exception, nucleo.JobCancelledException)
+    assert result.text == llm_snapshot
+    assert seen == ["started", "cancelled"]
+
+
+def test_cancelling_from_another_thread_works() -> None:
+    clock = FakeClock()
+    token = CancelToken()
+
+    async def cancel_it(task: asyncio.Task[ToolResult]) -> None:
+        worker = threading.Thread(target=token.cancel)
+        worker.start()
+        worker.join()
+
+    result, _ = start_and(clock, cancel_it, cancel=token)
+    assert isinstance(result.exception, nucleo.JobCancelledException)
+
+
+def test_a_token_cancelled_before_the_call_means_the_tool_is_not_called() -> None:
+    token = CancelToken()
+    token.cancel()
+    calls: list[int] = []
+
+    async def tool_body() -> None:
+        calls.append(1)
+
+    result = asyncio.run(arun_tool(tool_body, cancel=token))
+    assert isinstance(result.exception, nucleo.JobCancelledException)
+    sync_result = run_tool(lambda: calls.append(1), cancel=token)
+    assert isinstance(sync_result.exception, nucleo.JobCancelledException)
+    assert calls == []
+
+
+def test_run_tool_checks_the_token_between_attempts() -> None:
+    token = CancelToken()
+
+    def tool_body() -> None:
+        token.cancel()
+        raise nucleo.TransientErrorRetryException()
+
+    result = run_tool(tool_body, cancel=token, clock=FakeClock())
+    assert isinstance(result.exception, nucleo.JobCancelledException)
+
+
+@pytest.mark.parametrize("options", [{}, {"timeout": 30}, {"cancel": CancelToken()}])
+def test_an_outer_cancellation_is_never_swallowed(options: dict[str, Any]) -> None:
+    clock = FakeClock()
+    lim = RateLimiter(
+        "s", max_requests=5, window_seconds=1, clock=clock, failures_to_open=1, max_throttle=0
+    )
+    lim.record_failure(nucleo.UpstreamFailure("S", "down", 503))
+    clock.advance(30.0)  # the next call is the probe
+
+    async def cancel_the_caller(task: asyncio.Task[ToolResult]) -> None:
+        task.cancel()
+
+    with pytest.raises(asyncio.CancelledError):
+        start_and(clock, cancel_the_caller, limiters=[lim], **options)
+    lim.record_success(lim.acquire())  # the cancelled probe gave its place back
+    assert lim.state == "closed"
+
+
+def test_a_cancelled_error_raised_by_the_tool_itself_is_a_bug_of_the_tool() -> None:
+    async def tool_body() -> None:
+        raise asyncio.CancelledError  # e.g. a future some other code cancelled
+
+    result = asyncio.run(arun_tool(tool_body))
+    assert isinstance(result.exception, nucleo.SystemException)
+
+
+def test_run_tool_runs_an_async_tool_when_no_loop_is_running() -> None:
+    async def fetch() -> str:
+        return "ok"
+
+    assert run_tool(fetch).text == "ok"
+
+    async def inside_a_loop() -> None:
+        with pytest.raises(RuntimeError, match="use `await arun_tool"):
+            run_tool(fetch)
+
+    asyncio.run(inside_a_loop())
+
+
+def test_an_impossible_timeout_is_refused() -> None:
+    with pytest.raises(ValueError, match="timeout must be a finite number"):
+        asyncio.run(arun_tool(get_order, {}, timeout=float("inf")))
