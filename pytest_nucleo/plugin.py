@@ -7,6 +7,7 @@ syrupy nor hypothesis; each fixture imports what it needs when it runs.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
@@ -39,12 +40,53 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+class _RunnerWatch(logging.Handler):
+    """Sees the runner's ERROR records during tests, so a leak is reported even when the test
+    that caused it passed (``--nucleo-strict``)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        super().__init__(logging.ERROR)
+        self.config = config
+        self.where: str | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.where is None or not record.exc_info or not record.args:
+            return
+        from pytest_nucleo.testing._report import record_runner_failure
+
+        tool = str(record.args[0]) if isinstance(record.args, tuple) else "tool"
+        record_runner_failure(self.config, tool, self.where, record.exc_info[1])  # type: ignore[arg-type]
+
+
+_watch = pytest.StashKey[_RunnerWatch]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    watch = config.stash[_watch] = _RunnerWatch(config)
+    logging.getLogger("pytest_nucleo.runner").addHandler(watch)
     config.addinivalue_line(
         "markers",
         "nucleo(assert_all_called=True, base_url=None): configure the fake_upstream fixture "
         "(assert_all_called=False lets routes go uncalled; base_url makes relative route URLs).",
     )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    watch = config.stash.get(_watch, None)
+    if watch is not None:
+        logging.getLogger("pytest_nucleo.runner").removeHandler(watch)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    watch = item.config.stash.get(_watch, None)
+    if watch is not None:
+        watch.where = item.nodeid
+    try:
+        return (yield)
+    finally:
+        if watch is not None:
+            watch.where = None
 
 
 @pytest.hookimpl(wrapper=True)

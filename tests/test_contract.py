@@ -240,19 +240,35 @@ def test_strict_mode_and_step_summary(
 
 
 def test_strict_mode_fails_a_run_whose_tests_passed(pytester: pytest.Pytester) -> None:
-    # A leak recorded by a test that itself passed (here: recorded directly) still fails the run.
+    # The test passes (the result is an error, as it asserts), but the tool leaked a KeyError.
     pytester.makepyfile(
         """
-        from pytest_nucleo.testing._report import record
-        from pytest_nucleo.testing import Observation
+        from pytest_nucleo import run_tool, InvalidInputException
 
-        def test_records_a_leak(request):
-            record(request.config, Observation("t", "s", "x", failed=True, cls="KeyError", leaked=True))
+        def get_order(number):
+            return {}[number]
+
+        def validate(number):
+            raise InvalidInputException("number", number, "must be 8 digits")
+
+        def test_leak_through_the_runner():
+            assert run_tool(get_order, {"number": "1"}).is_error
+
+        def test_a_clean_failure_is_fine():
+            assert run_tool(validate, {"number": "1"}).is_error
         """
     )
     assert pytester.runpytest().ret == 0
     strict = pytester.runpytest("--nucleo-strict")
-    strict.assert_outcomes(passed=1)
+    strict.assert_outcomes(passed=2)
+    strict.stdout.fnmatch_lines(
+        [
+            "*--nucleo-strict failed the run:*",
+            "*get_order [[]test_strict_mode_fails_a_run_whose_tests_passed.py::"
+            "test_leak_through_the_runner[]]: leaked KeyError*",
+        ]
+    )
+    assert "test_a_clean_failure_is_fine" not in strict.stdout.str()
     assert strict.ret == 1
 
 

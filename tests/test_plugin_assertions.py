@@ -142,6 +142,18 @@ def test_assert_error_result() -> None:
         )
 
 
+def test_assert_error_result_on_the_runners_result() -> None:
+    def get_order(number: str) -> None:
+        raise nucleo.ResourceNotFoundException("order", number)
+
+    result = nucleo.run_tool(get_order, {"number": "99"})
+    failure = assert_error_result(result, nucleo.ResourceNotFoundException, correctable=True)
+    assert failure.explanation == result.text
+    leaked = nucleo.run_tool(lambda number: {}[number], {"number": "99"})
+    with pytest.raises(FAIL, match="reached the model as a SystemException"):
+        assert_error_result(leaked, nucleo.ResourceNotFoundException)
+
+
 # --- hygiene -------------------------------------------------------------------------------
 
 

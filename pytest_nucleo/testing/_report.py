@@ -25,6 +25,44 @@ def record(config: pytest.Config, observation: Observation) -> None:
     config.stash.setdefault(REPORT, []).append(observation.as_dict())
 
 
+def record_runner_failure(
+    config: pytest.Config, tool: str, where: str, failure: BaseException
+) -> None:
+    """Add what ``run_tool`` logged for an uncorrectable failure, when it leaked or is unclean.
+
+    Only problems are kept: the matrix shows contract scenarios, and ``--nucleo-strict`` needs
+    to see a leak even in a test that passed.
+    """
+    from pytest_nucleo import LLMReadableException, SystemException
+
+    from ._hygiene import text_problems
+
+    if not isinstance(failure, LLMReadableException):
+        return
+    cause = failure.__cause__
+    leaked = isinstance(failure, SystemException) and not (
+        cause is None or isinstance(cause, LLMReadableException)
+    )
+    unclean = text_problems(failure.explain_to_llm())
+    if not (leaked or unclean):
+        return
+    config.stash.setdefault(REPORT, []).append(
+        {
+            "tool": tool,
+            "scenario": where,
+            "expected": "(run_tool)",
+            "failed": True,
+            "class": type(cause).__name__ if leaked else type(failure).__name__,
+            "correctable": failure.is_correctable,
+            "leaked": leaked,
+            "unclean": unclean,
+            "violation": None,
+            "snapshot": "none",
+            "not_applicable": None,
+        }
+    )
+
+
 def observations(config: pytest.Config) -> list[dict[str, Any]]:
     """Every observation of the run, sorted by tool then scenario name (stable under xdist)."""
     entries: list[dict[str, Any]] = config.stash.get(REPORT, [])
@@ -48,7 +86,11 @@ def ship_from_worker(config: pytest.Config) -> None:
 def verdict(entry: dict[str, Any]) -> str:
     if entry["not_applicable"]:
         return "n/a"
-    return "broken" if entry["violation"] else "ok"
+    if entry["violation"]:
+        return "broken"
+    if entry["leaked"] or entry["unclean"]:
+        return "leaked" if entry["leaked"] else "unclean"
+    return "ok"
 
 
 def _got(entry: dict[str, Any]) -> str:
@@ -103,14 +145,16 @@ def markdown(entries: list[dict[str, Any]]) -> str:
 
 
 def summary(entries: list[dict[str, Any]]) -> str:
-    counts = {"ok": 0, "broken": 0, "n/a": 0}
+    counts = {"ok": 0, "broken": 0, "n/a": 0, "leaked": 0, "unclean": 0}
     for entry in entries:
         counts[verdict(entry)] += 1
     tools = len({e["tool"] for e in entries})
-    return (
+    text = (
         f"{tools} tool(s), {len(entries)} scenario(s): {counts['ok']} ok, "
         f"{counts['broken']} broken, {counts['n/a']} not applicable"
     )
+    seen_by_runner = counts["leaked"] + counts["unclean"]
+    return text + (f", {seen_by_runner} leaked or unclean in run_tool" if seen_by_runner else "")
 
 
 def report_paths(path: str) -> tuple[Path, Path]:
