@@ -32,6 +32,7 @@ from ._exceptions import (
     UncorrectableRuntimeLLMException,
     UpstreamRetryException,
 )
+from ._text import VALUE_LIMIT, one_line
 
 MAX_CHAIN = 256
 """Most exceptions any walk visits; real chains are a handful, hostile ones are cut here."""
@@ -143,9 +144,16 @@ def wrap_with_context(
         wrapped = InvalidInputException(
             parameter_name, parameter_value, f"{step}: {found.llm_message}"
         )
+    elif found is not None:
+        # The buried message already ends with its own guidance: don't add a second one.
+        wrapped = ExternalServiceException(
+            service_name,
+            f"{step}: {found.llm_message}",
+            llm_message=f"The external service {one_line(service_name, VALUE_LIMIT)} failed "
+            f"during {one_line(step, VALUE_LIMIT)}: {found.llm_message}",
+        )
     else:
-        buried = found.llm_message if found is not None else deepest_message(exc)
-        wrapped = ExternalServiceException(service_name, f"{step}: {buried}")
+        wrapped = ExternalServiceException(service_name, f"{step}: {deepest_message(exc)}")
     wrapped.__cause__ = exc
     return wrapped
 

@@ -1,23 +1,27 @@
-"""The README's code is executed, so it cannot drift from the package."""
+"""The README's code is executed (or is an excerpt of a file that is), so it cannot drift."""
 
 from __future__ import annotations
 
 import contextlib
 import io
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from syrupy.assertion import SnapshotAssertion
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-BLOCKS = re.findall(r"```(\w+)\n(.*?)```", README, flags=re.DOTALL)
-PYTHON = [code for lang, code in BLOCKS if lang == "python"]
+# (excerpt source or None, language, code) for every fenced block, in order.
+BLOCKS = [
+    (source, lang, code)
+    for source, lang, code in re.findall(
+        r"(?:<!-- excerpt of (\S+) -->\n)?```(\w+)\n(.*?)```", README, flags=re.DOTALL
+    )
+]
+PYTHON = [code for source, lang, code in BLOCKS if lang == "python" and not source]
 SCRIPTS = [code for code in PYTHON if "def test_" not in code]
 TESTS = [code for code in PYTHON if "def test_" in code]
+EXCERPTS = [(source, code) for source, lang, code in BLOCKS if source]
 
 
 @pytest.mark.parametrize("code", SCRIPTS, ids=[f"script{n}" for n in range(len(SCRIPTS))])
@@ -34,29 +38,40 @@ def test_test_block_passes(pytester: pytest.Pytester, code: str) -> None:
     pytester.runpytest().assert_outcomes(passed=code.count("def test_"))
 
 
+@pytest.mark.parametrize(
+    ("source", "code"), EXCERPTS, ids=[f"excerpt{n}" for n in range(len(EXCERPTS))]
+)
+def test_excerpt_blocks_are_in_their_file(source: str, code: str) -> None:
+    assert code in (ROOT / source).read_text(encoding="utf-8"), f"not an excerpt of {source}"
+
+
+def test_every_block_is_checked() -> None:
+    checked = len(SCRIPTS) + len(TESTS) + len(EXCERPTS)
+    shell = [code for source, lang, code in BLOCKS if lang == "sh"]
+    output = [code for source, lang, code in BLOCKS if lang == "text"]
+    assert checked + len(shell) + len(output) == len(BLOCKS)
+
+
 def test_printed_output_shown_in_the_readme_is_true() -> None:
     first = next(code for code in SCRIPTS if "print(failure.explain_to_llm())" in code)
-    shown = next(code for lang, code in BLOCKS if lang == "text")
+    shown = next(code for source, lang, code in BLOCKS if lang == "text")
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(first, "README.md", "exec"), {"__name__": "readme"})
     assert out.getvalue() == shown
 
 
-def test_the_two_commands_are_documented() -> None:
-    commands = [code.strip() for lang, code in BLOCKS if lang == "sh"]
-    assert commands[0].endswith("pip install . && python examples/demo.py")
-    assert commands[1].endswith("pip install -e '.[test]' && python -m pytest")
+def test_the_two_commands_are_the_ones_ci_and_newcomers_run() -> None:
+    install_and_run, run_tests = (code.strip() for source, lang, code in BLOCKS if lang == "sh")
+    assert install_and_run.endswith("pip install . && pytest examples")
+    assert run_tests.endswith("pip install -e '.[test]' && python -m pytest")
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "python -m pip install --quiet -e '.[test]'" in ci
     assert ci.rstrip().endswith("python -m pytest")
 
 
-def test_demo_prints_what_the_model_reads(llm_snapshot: SnapshotAssertion) -> None:
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "demo.py")],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert result.stdout == llm_snapshot
+def test_the_examples_are_collected_by_the_test_command() -> None:
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'testpaths = ["tests", "examples"]' in pyproject
+    for example in ("orders", "chemistry"):
+        assert (ROOT / "examples" / example / "__snapshots__" / f"test_{example}.txt").is_file()
