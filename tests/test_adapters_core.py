@@ -1,0 +1,71 @@
+"""The shared part of the framework adapters: one wrapper, through the runner."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import subprocess
+import sys
+
+import pytest
+
+import pytest_nucleo as nucleo
+from pytest_nucleo._runner import ToolResult
+from pytest_nucleo.adapters._core import through_runner
+
+
+class Delivered(Exception):
+    def __init__(self, result: ToolResult) -> None:
+        super().__init__(result.text)
+        self.result = result
+
+
+def deliver(result: ToolResult) -> None:
+    raise Delivered(result)
+
+
+def get_order(order_number: str, include_items: bool = False) -> dict[str, object]:
+    """Fetch one order."""
+    if order_number == "99":
+        raise nucleo.ResourceNotFoundException("order", order_number)
+    if order_number == "bug":
+        return {}["eta"]  # type: ignore[return-value]
+    return {"number": order_number, "items": include_items}
+
+
+async def aget_order(order_number: str) -> dict[str, object]:
+    """Fetch one order, asynchronously."""
+    return get_order(order_number)
+
+
+def test_the_wrapper_keeps_name_docstring_and_signature() -> None:
+    wrapped = through_runner(get_order, deliver)
+    assert wrapped.__name__ == "get_order"
+    assert wrapped.__doc__ == "Fetch one order."
+    assert inspect.signature(wrapped) == inspect.signature(get_order)
+    assert not inspect.iscoroutinefunction(wrapped)
+    assert inspect.iscoroutinefunction(through_runner(aget_order, deliver))
+
+
+def test_success_returns_the_value_and_failures_go_to_the_framework() -> None:
+    wrapped = through_runner(get_order, deliver)
+    assert wrapped(order_number="1", include_items=True) == {"number": "1", "items": True}
+    with pytest.raises(Delivered) as info:
+        wrapped(order_number="99")
+    assert info.value.result.text == info.value.result.exception.explain_to_llm()
+    with pytest.raises(Delivered) as info:
+        wrapped(order_number="bug")
+    assert isinstance(info.value.result.exception, nucleo.SystemException)
+
+
+def test_async_tools_run_through_the_async_runner() -> None:
+    wrapped = through_runner(aget_order, deliver)
+    assert asyncio.run(wrapped(order_number="1")) == {"number": "1", "items": False}
+    with pytest.raises(Delivered, match="No order was found"):
+        asyncio.run(wrapped(order_number="99"))
+
+
+def test_import_pytest_nucleo_imports_no_adapter() -> None:
+    code = "import sys, pytest_nucleo\nprint(any(m.startswith('pytest_nucleo.adapters') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
