@@ -208,7 +208,8 @@ def invoke_tool(
     An exception the tool lets through (a plain LangChain tool without ``handle_tool_error``)
     propagates, exactly as it would stop the agent.
     """
-    return _received(tool.invoke(_tool_call(tool, args, call_id)))
+    call = _tool_call(tool, args, call_id)
+    return _received(tool.invoke(call))
 
 
 async def ainvoke_tool(
@@ -216,4 +217,5 @@ async def ainvoke_tool(
 ) -> ToolCallReceived:
     """:func:`invoke_tool` through LangChain's async path (``ainvoke``), for sync and async
     tools alike (a sync tool runs in LangChain's executor)."""
-    return _received(await tool.ainvoke(_tool_call(tool, args, call_id)))
+    call = _tool_call(tool, args, call_id)
+    return _received(await tool.ainvoke(call))
