@@ -236,7 +236,7 @@ def test_the_harness_refuses_what_is_not_a_langchain_tool() -> None:
 
 def test_a_tool_call_from_a_scripted_chat_model_gets_the_error_message_back() -> None:
     # The agent loop in miniature: LangChain's scripted chat model asks for the tool, the tool
-    # call it produced is invoked as ToolNode does, and the model's next turn gets the result.
+    # call it produced is invoked with its id, and the model's next turn gets the result.
     model = FakeMessagesListChatModel(
         responses=[
             AIMessage(

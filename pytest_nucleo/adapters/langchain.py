@@ -1,8 +1,8 @@
 """LangChain adapter: failures come back as a ``ToolMessage`` with ``status="error"``.
 
-Use this when your tools reach the model through LangChain (``langchain-core`` 1.x, including
-agents built on LangGraph's ``ToolNode`` / ``create_agent``, which invoke tools with a
-``ToolCall``). Install the extra: ``pip install 'pytest-nucleo[langchain]'``. Importing this
+Use this when your tools reach the model through LangChain (``langchain-core`` 1.x), whose
+agents call a tool with a ``ToolCall`` (a dict with an ``id``) and hand its ``ToolMessage`` to
+the model. Install the extra: ``pip install 'pytest-nucleo[langchain]'``. Importing this
 module imports ``langchain_core``; ``import pytest_nucleo`` does not.
 
 - :func:`langchain_tool` turns a tool function (sync or ``async def``) into a LangChain
