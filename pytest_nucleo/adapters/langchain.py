@@ -1,0 +1,221 @@
+"""LangChain adapter: failures come back as a ``ToolMessage`` with ``status="error"``.
+
+Use this when your tools reach the model through LangChain (``langchain-core`` 1.x), whose
+agents call a tool with a ``ToolCall`` (a dict with an ``id``) and hand its ``ToolMessage`` to
+the model. Install the extra: ``pip install 'pytest-nucleo[langchain]'``. Importing this
+module imports ``langchain_core``; ``import pytest_nucleo`` does not.
+
+- :func:`langchain_tool` turns a tool function (sync or ``async def``) into a LangChain
+  ``StructuredTool`` once. Every call runs through :func:`~pytest_nucleo.run_tool` /
+  :func:`~pytest_nucleo.arun_tool`; a failure becomes the call's ``ToolMessage`` with
+  ``status="error"`` and exactly the ``explain_to_llm()`` text (anything outside the set as the
+  SystemException text), with no ``handle_tool_error`` for you to configure. Arguments that fail
+  LangChain's own schema validation (a missing or mistyped parameter) come back the same way, as
+  a correctable :class:`~pytest_nucleo.InvalidInputException` text.
+- :func:`invoke_tool` / :func:`ainvoke_tool` are the test harness: they invoke a LangChain tool
+  with a ``ToolCall`` dict, the way an agent does, and return :class:`ToolCallReceived`, what
+  the model receives (``status``, ``is_error``, ``text``), ready for ``llm_snapshot``.
+
+How LangChain carries an error (read in ``langchain_core/tools/base.py``, 1.8): only a
+``ToolException`` raised by the tool is turned into a result, and only when the tool's
+``handle_tool_error`` is set; a callable handler's return value becomes the content unchanged
+(no prefix is added). Every other exception, and a ``ToolException`` without a handler,
+propagates out of ``invoke`` and stops the agent. The adapter therefore raises a private
+``ToolException`` subclass carrying the runner's result and installs its own handler.
+
+Limitations of LangChain itself, pinned by ``tests/test_adapter_langchain.py``:
+
+- The error flag exists only on a ``ToolMessage``, which LangChain builds only when the tool is
+  invoked with a ``ToolCall`` (it has an ``id``). Invoked with a bare ``dict`` of arguments the
+  tool returns the failure text as a plain string, indistinguishable from a successful result.
+- A tool from ``async def`` has only LangChain's async path (``ainvoke``); its sync ``invoke``
+  raises ``NotImplementedError``, as for LangChain's own ``@tool``.
+- A ``ToolException`` raised inside the function is foreign to the contract like any other
+  exception: the model reads the SystemException text. Raise an exception of the set instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, NoReturn, overload
+
+from langchain_core.messages import ToolCall, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from pydantic import ValidationError
+
+from pytest_nucleo._exceptions import InvalidInputException
+from pytest_nucleo._runner import ToolResult, _log_failure, _missing, _name_of
+from pytest_nucleo.adapters._core import through_runner
+
+__all__ = ["ToolCallReceived", "ainvoke_tool", "invoke_tool", "langchain_tool"]
+
+
+class _ToolFailed(ToolException):
+    """The runner's failure on its way through LangChain's only error channel.
+
+    ``args[0]`` is the model text too, so even LangChain's ``handle_tool_error=True`` (which
+    sends ``args[0]``) would send the right text if someone replaced our handler.
+    """
+
+    def __init__(self, result: ToolResult) -> None:
+        super().__init__(result.text)
+        self.result = result
+
+
+def _raise_failure(result: ToolResult) -> NoReturn:
+    raise _ToolFailed(result)
+
+
+def _tool_error_text(error: ToolException) -> str:
+    """``handle_tool_error``: what the model reads for a failed call."""
+    if isinstance(error, _ToolFailed):
+        return error.result.text
+    # Unreachable through our wrapper (the runner turns any exception the function raises into
+    # a result); kept as LangChain's own default so a stray ToolException still reads sensibly.
+    return str(error.args[0]) if error.args else "Tool execution error"
+
+
+def _validation_failure(func: Callable[..., Any], error: ValidationError) -> InvalidInputException:
+    """The model's arguments broke the schema LangChain validates before calling the tool."""
+    first = error.errors()[0]
+    location = first.get("loc", ())
+    parameter = str(location[0]) if location else "arguments"
+    if first.get("type") == "missing" and len(location) == 1:
+        # Same text as the runner's own check, so a missing argument reads alike everywhere.
+        return _missing(parameter, inspect.signature(func))
+    rule = str(first.get("msg", "is not valid"))
+    if len(location) > 1:
+        rule = f"{rule} (at {'.'.join(str(part) for part in location[1:])})"
+    return InvalidInputException(parameter, first.get("input"), rule)
+
+
+def _validation_error_handler(func: Callable[..., Any]) -> Callable[[Any], str]:
+    def handle(error: Any) -> str:
+        failure = (
+            _validation_failure(func, error)
+            if isinstance(error, ValidationError)
+            # A pydantic.v1 error: only from a schema the user built, never from one inferred.
+            else InvalidInputException("arguments", None, "must match the tool's parameters")
+        )
+        # The runner never saw this call, so log it as the runner would (WARNING, no stack).
+        _log_failure(_name_of(func), failure)
+        return failure.explain_to_llm()
+
+    return handle
+
+
+def _build(func: Callable[..., Any], description: str | None) -> StructuredTool:
+    if not callable(func):
+        raise TypeError(f"langchain_tool wraps a function; got a {type(func).__name__}")
+    wrapped = through_runner(func, _raise_failure)
+    is_async = inspect.iscoroutinefunction(wrapped)
+    return StructuredTool.from_function(
+        func=None if is_async else wrapped,
+        coroutine=wrapped if is_async else None,
+        # The runner's name (``@nucleo.tool(name=...)`` or ``__name__``): the one the
+        # SystemException text names, so the model sees one name for the tool.
+        name=_name_of(func),
+        # LangChain keeps a docstring's indentation; the model should read it clean.
+        description=description if description is not None else inspect.getdoc(func),
+        handle_tool_error=_tool_error_text,
+        handle_validation_error=_validation_error_handler(func),
+    )
+
+
+@overload
+def langchain_tool(func: Callable[..., Any], /) -> StructuredTool: ...
+@overload
+def langchain_tool(
+    *, description: str | None = None
+) -> Callable[[Callable[..., Any]], StructuredTool]: ...
+def langchain_tool(
+    func: Callable[..., Any] | None = None, /, *, description: str | None = None
+) -> StructuredTool | Callable[[Callable[..., Any]], StructuredTool]:
+    """Make a LangChain ``StructuredTool`` of a tool function whose failures reach the model.
+
+    ``@langchain_tool`` or ``@langchain_tool(description="...")``, over a sync or ``async def``
+    function. The tool's name is the runner's (``@nucleo.tool(name=...)`` beneath, else the
+    function's ``__name__``), its description the docstring (or ``description``), its argument
+    schema inferred by LangChain from the signature. A failure comes back as a ``ToolMessage``
+    with ``status="error"`` whose content is exactly ``explain_to_llm()``; a foreign exception
+    as the SystemException text. Limiters and the retry budget are the runner's: attach them
+    with ``@nucleo.tool`` beneath this decorator. To see what the model receives, use
+    :func:`invoke_tool` / :func:`ainvoke_tool`.
+    """
+    if func is None:
+        return lambda target: _build(target, description)
+    return _build(func, description)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ToolCallReceived:
+    """What the model receives for one tool call through LangChain.
+
+    ``status`` is the ``ToolMessage`` status, LangChain's error channel (``"success"`` or
+    ``"error"``); ``is_error`` is ``status == "error"``; ``text`` is the message content as the
+    model reads it (content blocks, which our tools never produce, joined by newlines);
+    ``message`` is the ``ToolMessage`` itself, for anything else you want to check.
+    """
+
+    is_error: bool
+    status: str
+    text: str
+    name: str | None
+    tool_call_id: str
+    message: ToolMessage = dataclasses.field(repr=False, compare=False)
+
+
+def _tool_call(tool: BaseTool, args: Mapping[str, Any] | None, call_id: str) -> ToolCall:
+    if not isinstance(tool, BaseTool):
+        raise TypeError(
+            f"invoke_tool takes a LangChain tool (BaseTool); got a {type(tool).__name__}: "
+            "wrap the function with @langchain_tool first"
+        )
+    return {"name": tool.name, "args": dict(args or {}), "id": call_id, "type": "tool_call"}
+
+
+def _text(content: str | list[str | dict[str, Any]]) -> str:
+    if isinstance(content, str):
+        return content
+    parts = [block if isinstance(block, str) else str(block.get("text", "")) for block in content]
+    return "\n".join(parts)
+
+
+def _received(output: object) -> ToolCallReceived:
+    if not isinstance(output, ToolMessage):
+        raise TypeError(
+            f"the tool returned a {type(output).__name__}, not a ToolMessage: LangChain passes "
+            "a ToolMessage (or Command) the tool builds itself through unchanged"
+        )
+    return ToolCallReceived(
+        is_error=output.status == "error",
+        status=output.status,
+        text=_text(output.content),
+        name=output.name,
+        tool_call_id=output.tool_call_id,
+        message=output,
+    )
+
+
+def invoke_tool(
+    tool: BaseTool, args: Mapping[str, Any] | None = None, *, call_id: str = "call_1"
+) -> ToolCallReceived:
+    """Invoke a LangChain tool with a ``ToolCall``, as an agent does, and return what the model
+    receives. For an ``async def`` tool use :func:`ainvoke_tool`.
+
+    An exception the tool lets through (a plain LangChain tool without ``handle_tool_error``)
+    propagates, exactly as it would stop the agent.
+    """
+    call = _tool_call(tool, args, call_id)
+    return _received(tool.invoke(call))
+
+
+async def ainvoke_tool(
+    tool: BaseTool, args: Mapping[str, Any] | None = None, *, call_id: str = "call_1"
+) -> ToolCallReceived:
+    """:func:`invoke_tool` through LangChain's async path (``ainvoke``), for sync and async
+    tools alike (a sync tool runs in LangChain's executor)."""
+    call = _tool_call(tool, args, call_id)
+    return _received(await tool.ainvoke(call))
