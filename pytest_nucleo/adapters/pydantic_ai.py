@@ -39,6 +39,7 @@ validates them first and answers on the ``'retried'`` channel with pydantic's va
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import inspect
 import typing
@@ -238,16 +239,22 @@ def call_through_agent(
     then propagates from this call, as it ends a real run). Under a running event loop use
     :func:`acall_through_agent`.
     """
-    script = _ScriptedModel(arguments)
-    with capture_run_messages() as messages:
-        _agent(tool, script).run_sync("Call the tool.")
-    return _received(script, messages)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        # Not ``agent.run_sync``: it leaves its event loop open and installed, and the next
+        # ``asyncio.run`` drops it unclosed (a ResourceWarning, an error under -W error).
+        return asyncio.run(acall_through_agent(tool, arguments))
+    raise RuntimeError(
+        "call_through_agent was called under a running event loop: use "
+        "`await acall_through_agent(...)`"
+    )
 
 
 async def acall_through_agent(
     tool: Callable[..., Any] | Tool[Any], arguments: Mapping[str, Any] | None = None
 ) -> ModelReceived:
-    """:func:`call_through_agent` for async tests (``await agent.run``)."""
+    """:func:`call_through_agent` for async tests: ``await`` it under a running event loop."""
     script = _ScriptedModel(arguments)
     with capture_run_messages() as messages:
         await _agent(tool, script).run("Call the tool.")
