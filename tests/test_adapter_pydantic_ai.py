@@ -98,7 +98,7 @@ def test_correctable_failure_goes_to_model_retry(llm_snapshot: SnapshotAssertion
         nucleo.InvalidInputException("order_number", "12-34", "must be 8 digits")
     )
     assert received.text.endswith(CORRECTABLE_HINT)
-    # pydantic-ai 2.x adds nothing to a tool retry (1.x's RetryPromptPart appended this line).
+    # pydantic-ai adds nothing to a tool retry (the deprecated RetryPromptPart appended this).
     assert "Fix the errors and try again." not in received.text
     assert received.text == llm_snapshot
     assert received.wrapped_text == llm_snapshot

@@ -25,8 +25,8 @@ read in its source and pinned by ``tests/test_adapter_pydantic_ai.py``):
   error occurred in <tool>. ...") on the ``ToolFailed`` channel instead of crashing the run, which
   is what pydantic-ai does with it unwrapped.
 
-pydantic-ai 2.x adds no prefix or suffix to either channel: the "Fix the errors and try again."
-line of the 1.x ``RetryPromptPart`` is not used for tool calls any more. What differs is the
+pydantic-ai 2.68 adds no prefix or suffix to either channel: the "Fix the errors and try again."
+line of the deprecated ``RetryPromptPart`` is not sent for a tool retry. What differs is the
 provider: one with a native error channel (Anthropic ``is_error``, Bedrock ``status='error'``)
 sends the content as is; the others (OpenAI, Mistral, Groq, ...) send the JSON text
 ``{"error":"<text>"}``, and Google sends ``{"error": <text>}`` as a structured object.
