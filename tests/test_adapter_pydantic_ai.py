@@ -1,0 +1,397 @@
+"""The pydantic-ai adapter, against the installed pydantic-ai: what the model receives per failure.
+
+Every run is a real ``Agent`` on pydantic-ai's ``FunctionModel`` (no network, no sleeps); the
+texts are snapshotted as the model receives them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from pydantic_ai import Agent, RunContext, Tool, UnexpectedModelBehavior
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from syrupy.assertion import SnapshotAssertion
+
+import pytest_nucleo as nucleo
+import pytest_nucleo.adapters.pydantic_ai as adapter
+from pytest_nucleo.adapters.pydantic_ai import (
+    ModelReceived,
+    acall_through_agent,
+    call_through_agent,
+    make_tool,
+    wrap_tool,
+)
+
+CORRECTABLE_HINT = (
+    "[This error may be correctable - you can retry with different parameters or try a "
+    "different approach]"
+)
+UNCORRECTABLE_HINT = "[This error is not correctable - consider an alternative approach]"
+
+
+def get_order(order_number: str, include_items: bool = False) -> dict[str, object]:
+    """Fetch one order by its number.
+
+    Args:
+        order_number: The 8-digit order number, as printed on the receipt.
+        include_items: Whether to list the order's items too.
+    """
+    if order_number == "12-34":
+        raise nucleo.InvalidInputException("order_number", order_number, "must be 8 digits")
+    if order_number == "00000000":
+        raise nucleo.ExternalServiceException("orders-api", "connection refused")
+    if order_number == "11111111":
+        raise nucleo.UpstreamThrottleException("orders-api", "rate limit reached", retry_after=30)
+    if order_number == "99999999":
+        return {}["eta"]  # type: ignore[return-value]  # a bug: a foreign KeyError
+    return {"number": order_number, "items": include_items}
+
+
+async def aget_order(order_number: str) -> dict[str, object]:
+    """Fetch one order by its number, asynchronously.
+
+    Args:
+        order_number: The 8-digit order number, as printed on the receipt.
+    """
+    await asyncio.sleep(0)
+    return get_order(order_number)
+
+
+wrapped_get_order = wrap_tool(get_order)
+wrapped_aget_order = wrap_tool(aget_order)
+
+
+def run(agent: Agent[None, str], prompt: str) -> str:
+    # Not agent.run_sync: it leaves its event loop open, and a later asyncio.run drops it
+    # unclosed (a ResourceWarning, an error under this suite's -W error).
+    return asyncio.run(agent.run(prompt)).output
+
+
+def explained(exc: nucleo.LLMReadableException) -> str:
+    return exc.explain_to_llm()
+
+
+# --- one test per failure kind: channel, exact text, snapshot ------------------------------------
+
+
+def test_correctable_failure_goes_to_model_retry(llm_snapshot: SnapshotAssertion) -> None:
+    received = call_through_agent(wrapped_get_order, {"order_number": "12-34"})
+    assert received.channel == "retried"
+    assert received.is_error
+    assert received.part.retry is not None
+    assert received.part.retry.cause == "model_retry"
+    assert received.text == explained(
+        nucleo.InvalidInputException("order_number", "12-34", "must be 8 digits")
+    )
+    assert received.text.endswith(CORRECTABLE_HINT)
+    # pydantic-ai adds nothing to a tool retry (the deprecated RetryPromptPart appended this).
+    assert "Fix the errors and try again." not in received.text
+    assert received.text == llm_snapshot
+    assert received.wrapped_text == llm_snapshot
+
+
+def test_uncorrectable_failure_goes_to_tool_failed(llm_snapshot: SnapshotAssertion) -> None:
+    received = call_through_agent(wrapped_get_order, {"order_number": "00000000"})
+    assert received.channel == "failed"
+    assert received.is_error
+    assert received.part.retry is None  # no retry budget spent
+    assert received.text == explained(
+        nucleo.ExternalServiceException("orders-api", "connection refused")
+    )
+    assert received.text.endswith(UNCORRECTABLE_HINT)
+    assert received.text == llm_snapshot
+    assert received.wrapped_text == llm_snapshot
+
+
+def test_foreign_exception_reaches_the_model_as_the_system_exception_text(
+    llm_snapshot: SnapshotAssertion,
+) -> None:
+    received = call_through_agent(wrapped_get_order, {"order_number": "99999999"})
+    assert received.channel == "failed"
+    assert received.is_error
+    assert received.text.startswith(
+        "A system error occurred in get_order. The operation could not be completed.\n"
+    )
+    assert "KeyError" not in received.wrapped_text
+    assert "eta" not in received.wrapped_text
+    assert received.text == llm_snapshot
+
+
+def test_throttled_failure_says_how_long_to_wait(llm_snapshot: SnapshotAssertion) -> None:
+    received = call_through_agent(wrapped_get_order, {"order_number": "11111111"})
+    assert received.channel == "failed"
+    assert received.is_error
+    assert "wait 30 seconds" in received.text
+    assert received.text.endswith(UNCORRECTABLE_HINT)
+    assert received.text == llm_snapshot
+
+
+def test_success_returns_the_value_as_pydantic_ai_serializes_it(
+    llm_snapshot: SnapshotAssertion,
+) -> None:
+    received = call_through_agent(
+        wrapped_get_order, {"order_number": "12345678", "include_items": True}
+    )
+    assert received == ModelReceived(
+        channel="success",
+        is_error=False,
+        text='{"number":"12345678","items":true}',
+        wrapped_text='{"number":"12345678","items":true}',
+        part=received.part,
+    )
+    assert received.text == llm_snapshot
+
+
+def test_the_wrapped_text_is_the_error_object_of_providers_without_an_error_channel() -> None:
+    for number in ("12-34", "00000000", "99999999", "11111111"):
+        received = call_through_agent(wrapped_get_order, {"order_number": number})
+        assert json.loads(received.wrapped_text) == {"error": received.text}
+
+
+# --- async tools ------------------------------------------------------------------------------
+
+
+def test_async_tool_under_the_async_harness(llm_snapshot: SnapshotAssertion) -> None:
+    assert inspect.iscoroutinefunction(wrapped_aget_order)
+    ok = asyncio.run(acall_through_agent(wrapped_aget_order, {"order_number": "12345678"}))
+    assert (ok.channel, ok.text) == ("success", '{"number":"12345678","items":false}')
+    retried = asyncio.run(acall_through_agent(wrapped_aget_order, {"order_number": "12-34"}))
+    failed = asyncio.run(acall_through_agent(wrapped_aget_order, {"order_number": "99999999"}))
+    assert (retried.channel, failed.channel) == ("retried", "failed")
+    # The foreign exception is named after the async tool, the one the model called.
+    assert failed.text.startswith("A system error occurred in aget_order.")
+    assert retried.text == llm_snapshot
+    assert failed.text == llm_snapshot
+
+
+def test_async_tool_under_the_sync_harness() -> None:
+    received = call_through_agent(wrapped_aget_order, {"order_number": "00000000"})
+    assert received.channel == "failed"
+    assert received.text == explained(
+        nucleo.ExternalServiceException("orders-api", "connection refused")
+    )
+
+
+def test_the_sync_harness_under_a_running_loop_points_to_the_async_one() -> None:
+    async def inside_a_loop() -> None:
+        with pytest.raises(RuntimeError, match="acall_through_agent"):
+            call_through_agent(wrapped_get_order, {"order_number": "12345678"})
+
+    asyncio.run(inside_a_loop())
+
+
+def test_sync_tool_under_the_async_harness() -> None:
+    received = asyncio.run(acall_through_agent(wrapped_get_order, {"order_number": "12-34"}))
+    assert received.channel == "retried"
+    assert received.text.endswith(CORRECTABLE_HINT)
+
+
+# --- the wrapper keeps what pydantic-ai builds the tool from ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("plain", "wrapped"), [(get_order, wrapped_get_order), (aget_order, wrapped_aget_order)]
+)
+def test_wrapping_keeps_name_docstring_signature_and_schema(plain: Any, wrapped: Any) -> None:
+    assert wrapped.__name__ == plain.__name__
+    assert wrapped.__doc__ == plain.__doc__
+    assert inspect.signature(wrapped) == inspect.signature(plain)
+    assert inspect.iscoroutinefunction(wrapped) == inspect.iscoroutinefunction(plain)
+    # The definition pydantic-ai sends the model is the one it builds from the plain function.
+    assert Tool(wrapped).tool_def == Tool(plain).tool_def
+    assert make_tool(plain).tool_def == Tool(plain).tool_def
+
+
+def test_the_generated_schema_has_the_parameters_and_their_descriptions() -> None:
+    definition = make_tool(get_order).tool_def
+    assert definition.name == "get_order"
+    assert definition.description == "Fetch one order by its number."
+    schema = definition.parameters_json_schema
+    assert schema["required"] == ["order_number"]
+    assert schema["properties"] == {
+        "order_number": {
+            "description": "The 8-digit order number, as printed on the receipt.",
+            "type": "string",
+        },
+        "include_items": {
+            "default": False,
+            "description": "Whether to list the order's items too.",
+            "type": "boolean",
+        },
+    }
+
+
+def test_wrapping_twice_wraps_once() -> None:
+    assert wrap_tool(wrapped_get_order) is wrapped_get_order
+    assert make_tool(wrapped_get_order).function is wrapped_get_order
+
+
+def test_make_tool_passes_tool_options_and_refuses_a_context() -> None:
+    built = make_tool(get_order, name="fetch_order", max_retries=3)
+    assert (built.name, built.max_retries, built.takes_ctx) == ("fetch_order", 3, False)
+    received = call_through_agent(built, {"order_number": "00000000"})
+    assert received.channel == "failed"
+    assert received.part.tool_name == "fetch_order"
+    with pytest.raises(TypeError, match="takes_ctx"):
+        make_tool(get_order, takes_ctx=True)
+
+
+def needs_context(ctx: RunContext[None], order_number: str) -> str:
+    return order_number
+
+
+def positional_only(order_number: str, /) -> str:
+    return order_number
+
+
+def star_args(*order_numbers: str) -> str:
+    return ",".join(order_numbers)
+
+
+@pytest.mark.parametrize(
+    ("func", "match"),
+    [
+        (needs_context, "takes a RunContext"),
+        (positional_only, "passed positionally"),
+        (star_args, "passed positionally"),
+    ],
+)
+def test_signatures_pydantic_ai_calls_positionally_are_refused_at_wrap_time(
+    func: Any, match: str
+) -> None:
+    with pytest.raises(TypeError, match=match):
+        wrap_tool(func)
+
+
+def test_registered_with_tool_plain_the_failure_reaches_the_model() -> None:
+    seen: list[ToolReturnPart] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(
+                parts=[ToolCallPart(tool_name="get_order", args={"order_number": "12-34"})]
+            )
+        last = messages[-1]
+        assert isinstance(last, ModelRequest)
+        seen.extend(p for p in last.parts if isinstance(p, ToolReturnPart))
+        return ModelResponse(parts=[TextPart("done")])
+
+    agent = Agent(FunctionModel(model))
+    registered = agent.tool_plain(wrap_tool(get_order))
+    assert registered.__name__ == "get_order"
+    assert run(agent, "Fetch order 12-34.") == "done"
+    [part] = seen
+    assert part.outcome == "retried"
+    assert part.content == explained(
+        nucleo.InvalidInputException("order_number", "12-34", "must be 8 digits")
+    )
+
+
+# --- pydantic-ai's own behaviour, pinned: what the adapter cannot change --------------------------
+
+
+def test_unwrapped_foreign_exception_ends_the_run() -> None:
+    # Why the adapter exists: pydantic-ai lets a foreign exception end the run.
+    with pytest.raises(KeyError):
+        call_through_agent(get_order, {"order_number": "99999999"})
+
+
+def test_arguments_that_break_the_schema_get_pydantic_ai_validation_errors(
+    llm_snapshot: SnapshotAssertion,
+) -> None:
+    # Limitation: pydantic-ai validates arguments before the tool (and the runner) runs, so the
+    # model reads pydantic's error list, not InvalidInputException's text.
+    received = call_through_agent(wrapped_get_order, {"order_number": 12345678})
+    assert received.channel == "retried"
+    assert received.part.retry is not None
+    assert received.part.retry.cause == "validation_error"
+    assert CORRECTABLE_HINT not in received.text
+    assert json.loads(received.text)[0]["loc"] == ["order_number"]
+    assert received.text == llm_snapshot
+
+
+def _retrying_model(attempts: int) -> tuple[FunctionModel, list[ToolReturnPart]]:
+    """A model that calls get_order with a bad number ``attempts`` times, then stops."""
+    seen: list[ToolReturnPart] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1]
+        assert isinstance(last, ModelRequest)
+        seen.extend(p for p in last.parts if isinstance(p, ToolReturnPart))
+        if len(seen) < attempts:
+            call = ToolCallPart(tool_name="get_order", args={"order_number": "12-34"})
+            return ModelResponse(parts=[call])
+        return ModelResponse(parts=[TextPart("gave up")])
+
+    return FunctionModel(model), seen
+
+
+def test_a_correctable_failure_spends_the_retry_budget() -> None:
+    # pydantic-ai's default budget is one retry: a second correctable failure ends the run.
+    model, seen = _retrying_model(attempts=2)
+    agent = Agent(model, tools=[wrapped_get_order])
+    with pytest.raises(UnexpectedModelBehavior, match="exceeded max retries count of 1"):
+        run(agent, "Fetch order 12-34.")
+    assert [p.outcome for p in seen] == ["retried"]
+    # With a budget set on the tool, every failure reaches the model.
+    model, seen = _retrying_model(attempts=3)
+    agent = Agent(model, tools=[make_tool(get_order, max_retries=3)])
+    assert run(agent, "Fetch order 12-34.") == "gave up"
+    assert [p.outcome for p in seen] == ["retried"] * 3
+
+
+def test_uncorrectable_failures_spend_no_retry_budget() -> None:
+    seen: list[ToolReturnPart] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1]
+        assert isinstance(last, ModelRequest)
+        seen.extend(p for p in last.parts if isinstance(p, ToolReturnPart))
+        if len(seen) < 3:
+            call = ToolCallPart(tool_name="get_order", args={"order_number": "00000000"})
+            return ModelResponse(parts=[call])
+        return ModelResponse(parts=[TextPart("gave up")])
+
+    agent = Agent(FunctionModel(model), tools=[wrapped_get_order])
+    assert run(agent, "Fetch order 00000000.") == "gave up"
+    assert [p.outcome for p in seen] == ["failed"] * 3
+
+
+# --- module hygiene ---------------------------------------------------------------------------
+
+
+def test_public_names() -> None:
+    assert sorted(adapter.__all__) == [
+        "ModelReceived",
+        "acall_through_agent",
+        "call_through_agent",
+        "make_tool",
+        "wrap_tool",
+    ]
+    for name in adapter.__all__:
+        assert getattr(adapter, name).__doc__
+
+
+def test_pydantic_ai_is_imported_only_with_the_adapter() -> None:
+    code = (
+        "import sys, pytest_nucleo, pytest_nucleo.adapters\n"
+        "print('pydantic_ai' in sys.modules)\n"
+        "import pytest_nucleo.adapters.pydantic_ai\n"
+        "print('pydantic_ai' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]
