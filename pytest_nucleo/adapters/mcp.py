@@ -1,0 +1,171 @@
+"""MCP: tool failures as error tool results whose text is ``explain_to_llm()``.
+
+Use this module when your tools are served over the Model Context Protocol, by the official SDK's
+server (``mcp.server.mcpserver.MCPServer``, called ``FastMCP`` before mcp 2) or by the standalone
+``fastmcp`` package (``fastmcp.FastMCP``). Install ``pytest-nucleo[mcp]``; importing this module
+imports ``mcp`` (``fastmcp`` is only touched when you pass one of its servers), and
+``import pytest_nucleo`` imports neither.
+
+- :func:`mcp_tool` wraps a tool function once, under the server's own decorator::
+
+      @server.tool()
+      @mcp_tool
+      def get_order(order_number: str) -> str: ...
+
+  Every call runs through :func:`~pytest_nucleo.run_tool` / :func:`~pytest_nucleo.arun_tool`. A
+  failure comes back as an MCP error result (``isError: true``) whose only content is the
+  ``explain_to_llm()`` text; an exception outside the set comes back as the SystemException
+  text, never its own message. The name, docstring and signature are kept, so the server builds
+  the same input schema as for the bare function.
+- :func:`call_mcp_tool` (and :func:`acall_mcp_tool` under a running event loop) calls a tool
+  through the server's own in-memory client and returns an :class:`MCPReceived`: the error flag
+  and the exact text the model reads, ready for ``assert received.text == llm_snapshot``.
+
+Why the adapter *returns* an error result instead of raising: both servers prefix or hide what
+a raised exception says. In mcp 2.3 ``MCPServer`` sends a ``ToolError`` as
+``Error executing tool <name>: <message>`` and anything else as the bare
+``Error executing tool <name>``; ``fastmcp`` 4.2 sends a foreign exception as
+``Error calling tool '<name>': <raw message>`` (or without the message under
+``mask_error_details``). A ``CallToolResult`` with ``is_error=True`` returned by the tool is
+passed through untouched by both, so the model reads ``explain_to_llm()`` byte for byte. The
+consequence: the server does not log these failures as exceptions and ``fastmcp`` middleware
+sees an error *result*, not an exception; the runner has already logged them (WARNING for
+correctable failures, ERROR with the stack for the rest).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+import anyio
+from mcp import Client
+from mcp.server import Server
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult, TextContent
+
+from pytest_nucleo._runner import ToolResult
+from pytest_nucleo.adapters._core import through_runner
+
+if TYPE_CHECKING:
+    from fastmcp import FastMCP
+
+__all__ = ["MCPReceived", "acall_mcp_tool", "call_mcp_tool", "error_result", "mcp_tool"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Set on the wrapper so that wrapping it again is a no-op rather than a second runner pass.
+_WRAPPED_MARK = "__pytest_nucleo_mcp__"
+
+
+def error_result(result: ToolResult) -> CallToolResult:
+    """The MCP error result for a failed call: ``isError`` set, ``result.text`` as its only content.
+
+    :func:`mcp_tool` uses it for every failure; call it yourself only when you run a tool through
+    :func:`~pytest_nucleo.run_tool` by hand (in a low-level ``mcp.server.Server`` handler, say).
+    """
+    return CallToolResult(content=[TextContent(type="text", text=result.text)], is_error=True)
+
+
+def mcp_tool(func: F) -> F:
+    """Wrap one tool function so its failures reach the model as MCP error results.
+
+    Put it *under* the server's decorator (``@server.tool()`` of ``MCPServer`` or ``FastMCP``),
+    or pass the wrapped function to ``server.add_tool``. Sync and ``async def`` tools both work;
+    the wrapper is of the same kind and keeps the name, docstring and signature (so the input
+    schema is the one the server builds for the bare function). On success the tool's value is
+    returned unchanged and the server converts it as usual; on failure the wrapper returns
+    :func:`error_result` of the runner's result. Wrapping twice wraps once.
+    """
+    if getattr(func, _WRAPPED_MARK, False):
+        return func
+    wrapped = through_runner(func, error_result)
+    setattr(wrapped, _WRAPPED_MARK, True)
+    return wrapped  # type: ignore[return-value]  # same signature, by functools.wraps
+
+
+@dataclass(frozen=True)
+class MCPReceived:
+    """What an MCP client received for one tool call: what the model reads.
+
+    ``is_error`` is the result's ``isError`` flag; ``text`` the text content blocks joined by a
+    newline (a block of another kind appears as ``[<type> content]``, so it cannot go unseen);
+    ``channel`` names the MCP channel: ``"error result"`` or ``"result"``. A protocol-level
+    error (a JSON-RPC error instead of a result) is raised by the client, not returned.
+    """
+
+    is_error: bool
+    text: str
+    channel: Literal["result", "error result"]
+
+    @classmethod
+    def from_result(cls, result: CallToolResult) -> MCPReceived:
+        """Read an ``mcp_types.CallToolResult`` as the model will."""
+        parts = [
+            block.text if isinstance(block, TextContent) else f"[{block.type} content]"
+            for block in result.content
+        ]
+        return cls(
+            is_error=result.is_error,
+            text="\n".join(parts),
+            channel="error result" if result.is_error else "result",
+        )
+
+
+def _fastmcp_server_class() -> type[Any] | None:
+    # A FastMCP server can only exist once fastmcp is imported, so looking in sys.modules keeps
+    # fastmcp optional: a user of the official SDK alone never needs it installed.
+    module = sys.modules.get("fastmcp")
+    server_class = getattr(module, "FastMCP", None)
+    return server_class if isinstance(server_class, type) else None
+
+
+async def acall_mcp_tool(
+    server: MCPServer | Server[Any] | FastMCP[Any],
+    name: str,
+    arguments: Mapping[str, Any] | None = None,
+) -> MCPReceived:
+    """Call tool ``name`` on ``server`` through the framework's in-memory client.
+
+    The official SDK's servers (``MCPServer``, low-level ``Server``) are called through
+    ``mcp.Client(server)``, ``fastmcp.FastMCP`` servers through ``fastmcp.Client(server)``: the
+    same request path a real client takes, without network. Returns what the client received;
+    use :func:`call_mcp_tool` from a plain (sync) test.
+    """
+    args = dict(arguments or {})
+    if isinstance(server, MCPServer | Server):
+        async with Client(server) as client:
+            return MCPReceived.from_result(await client.call_tool(name, args))
+    fastmcp_class = _fastmcp_server_class()
+    if fastmcp_class is not None and isinstance(server, fastmcp_class):
+        from fastmcp import Client as FastMCPClient
+
+        async with FastMCPClient(server) as fast_client:
+            # call_tool_mcp returns the protocol result as received; call_tool would raise on
+            # isError or parse the content, and the test wants the raw text.
+            return MCPReceived.from_result(await fast_client.call_tool_mcp(name, args))
+    raise TypeError(
+        "call_mcp_tool needs an MCP server: mcp.server.mcpserver.MCPServer, "
+        f"mcp.server.Server or fastmcp.FastMCP; got a {type(server).__name__}"
+    )
+
+
+def call_mcp_tool(
+    server: MCPServer | Server[Any] | FastMCP[Any],
+    name: str,
+    arguments: Mapping[str, Any] | None = None,
+) -> MCPReceived:
+    """:func:`acall_mcp_tool` for a sync test: runs it on a fresh event loop.
+
+    Under a running event loop (an ``async def`` test) await :func:`acall_mcp_tool` instead.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return anyio.run(acall_mcp_tool, server, name, arguments)
+    raise RuntimeError(
+        "call_mcp_tool cannot run under a running event loop; use `await acall_mcp_tool(...)`"
+    )
