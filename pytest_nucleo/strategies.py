@@ -39,7 +39,7 @@ from pytest_nucleo.testing._scenarios import (
     status_expectation,
 )
 
-from . import ExternalServiceException
+from . import ExternalServiceException, body_says_throttled
 
 T = TypeVar("T")
 
@@ -279,7 +279,8 @@ def _status_scenario(
     outcome = respond(status, content=body.content, headers=headers)
     wait = f", Retry-After {retry_after.header!r}" if retry_after is not None else ""
     name = f"status-{status} {body.kind} body{wait}"
-    return Scenario(name, kind, outcome, status_expectation(kind, status), planted=body.planted)
+    expect = status_expectation(kind, status, throttle_body=body_says_throttled(body.content))
+    return Scenario(name, kind, outcome, expect, planted=body.planted)
 
 
 def _scenarios(

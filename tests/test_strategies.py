@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import httpx
 import pytest
 import sample_tools
 from hypothesis import given
@@ -120,3 +121,26 @@ def test_strategies_are_not_imported_by_the_runtime_or_the_plugin() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@given(nst.fetch_scenarios(statuses=st.sampled_from([400, 401, 403, 503])))
+def test_a_body_that_says_throttle_is_expected_to_throttle(scenario: Scenario) -> None:
+    # The expectation follows the client's throttle rule, so a throttle-worded body on a 400
+    # (AWS "Throttling") is never expected to be the model's input mistake.
+    if scenario.name.startswith("status-"):
+        request = httpx.Request("GET", "https://x.example/")
+        body = scenario.outcome(request).content
+        throttled = nucleo.body_says_throttled(body)
+        assert (scenario.expect.cls is nucleo.UpstreamThrottleException) is throttled
+
+
+def test_a_throttle_worded_400_is_expected_to_throttle() -> None:
+    from pytest_nucleo.testing._scenarios import status_expectation
+
+    assert (
+        status_expectation("fetch", 400, throttle_body=True).cls is nucleo.UpstreamThrottleException
+    )
+    assert status_expectation("fetch", 400).cls is nucleo.InvalidInputException
+    assert (
+        status_expectation("fetch", 404, throttle_body=True).cls is nucleo.CorrectableLLMException
+    )

@@ -25,6 +25,7 @@ from pytest_nucleo import (
     UpstreamThrottleException,
 )
 from pytest_nucleo._chain import iter_chain
+from pytest_nucleo._status import THROTTLE_RULE_STATUSES
 
 from ._fake import (
     FakeUpstream,
@@ -317,10 +318,14 @@ NOT_JSON = "CONTRACT 4: a 2xx body that is not the JSON asked for is an External
 
 
 def status_expectation(kind: Kind, status: int, *, throttle_body: bool = False) -> Expectation:
-    """What the contract expects of a tool of ``kind`` when the upstream answers ``status``."""
-    if status in (401, 403) and throttle_body:
+    """What the contract expects of a tool of ``kind`` when the upstream answers ``status``.
+
+    ``throttle_body``: the body says the service is throttling (``body_says_throttled``), which
+    turns a 400, 401, 403 or 503 into a throttle, as the client base maps it.
+    """
+    if throttle_body and status in THROTTLE_RULE_STATUSES:
         return _fail(
-            UpstreamThrottleException, False, THROTTLED + " (401/403 with a throttle body)"
+            UpstreamThrottleException, False, THROTTLED + f" ({status} with a throttle body)"
         )
     if status in (400, 413, 422):
         return _fail(InvalidInputException, True, BAD_INPUT)
