@@ -256,7 +256,7 @@ def nucleo_function_tool(
         tool_name = _name_of(target)
         # The runner calls a tool with the model's arguments only: one that takes the SDK's
         # context first would silently be called without it.
-        schema = function_schema(target, name_override=tool_name)
+        schema = function_schema(target, name_override=tool_name, strict_json_schema=strict_mode)
         if schema.takes_context:
             raise TypeError(
                 f"{tool_name} takes the SDK's run context; nucleo_function_tool supports tools "
