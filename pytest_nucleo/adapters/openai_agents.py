@@ -5,8 +5,9 @@ Use it when your agent runs on the OpenAI Agents SDK (``openai-agents``; install
 pytest_nucleo`` does not.
 
 - :func:`nucleo_function_tool` turns a tool function (sync or async) into the SDK's
-  ``FunctionTool`` once, with ``agents.function_tool``: the name, the description (the
-  docstring) and the parameter schema come from the function as usual. Every call runs through
+  ``FunctionTool`` once, with ``agents.function_tool``: the description (the docstring) and the
+  parameter schema come from the function as usual, the name is the runner's (``@tool(name=...)``
+  or ``__name__``). Every call runs through
   :func:`~pytest_nucleo.run_tool` / :func:`~pytest_nucleo.arun_tool` (limiters, retry signals,
   logging), and a failure reaches the model as its ``explain_to_llm()`` text; anything outside
   the set as the SystemException text, never the raw message.
@@ -29,12 +30,16 @@ What the SDK can carry, and what it cannot (openai-agents 0.24):
   the hint line of ``explain_to_llm()`` matters here. In your own code, a failed call's
   ``ToolCallOutputItem.output`` is a :class:`ToolFailureText` (a ``str``), so you can tell.
 - The SDK validates the model's arguments against the schema before the tool runs, so
-  arguments that do not fit never reach ``run_tool``. This adapter sends the model a
-  correctable :class:`~pytest_nucleo.InvalidInputException` for them (naming the parameter when
-  the SDK keeps pydantic's error, which it does only with ``OPENAI_AGENTS_DONT_LOG_TOOL_DATA=0``),
-  rather than the SystemException text: the model can fix its arguments.
-- A tool taking the SDK's ``RunContextWrapper`` / ``ToolContext`` first is not supported: the
-  runner calls tools with the model's arguments only.
+  arguments that do not fit never reach ``run_tool``'s own checks. This adapter sends the model a
+  correctable :class:`~pytest_nucleo.InvalidInputException` for them, naming the parameter (or
+  ``arguments`` for JSON that does not parse), rather than the SystemException text: the model
+  can fix its arguments.
+- A success reaches the model as the SDK renders it (a ``str`` as is, the SDK's structured
+  outputs as such, anything else ``str(value)``), not as the runner's JSON text: success is the
+  framework's business.
+- A tool taking the SDK's ``RunContextWrapper`` / ``ToolContext`` first is refused: the runner
+  calls tools with the model's arguments only. A tool with ``**kwargs`` needs
+  ``strict_mode=False`` (the SDK's rule).
 """
 
 from __future__ import annotations
