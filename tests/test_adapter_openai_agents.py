@@ -19,7 +19,7 @@ from _timing import no_real_sleep  # noqa: F401 - autouse guard
 from agents import Agent, FunctionTool, RunConfig, RunContextWrapper, Runner, function_tool
 from agents.items import ToolCallOutputItem
 from agents.testing import ScriptedModel, assistant_message, function_call
-from agents.tool import default_tool_error_function
+from agents.tool import _FunctionToolCancelledError, default_tool_error_function
 from syrupy.assertion import SnapshotAssertion
 
 import pytest_nucleo as nucleo
@@ -219,12 +219,9 @@ def test_failure_error_function_with_the_sdks_own_function_tool() -> None:
 
 
 def test_a_cancelled_call_reads_as_job_cancelled() -> None:
-    class Cancelled(Exception):
-        """What the SDK hands the formatter for a cancelled call: it carries the CancelledError."""
-
-        cancelled_error = asyncio.CancelledError()
-
-    text = failure_error_function(None, Cancelled("Tool execution cancelled."))  # type: ignore[arg-type]
+    # What the SDK hands the formatter for a cancelled call (agents.tool, 0.24).
+    cancelled = _FunctionToolCancelledError(asyncio.CancelledError())
+    text = failure_error_function(None, cancelled)  # type: ignore[arg-type]
     assert text == nucleo.JobCancelledException().explain_to_llm()
 
 
