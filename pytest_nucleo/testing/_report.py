@@ -64,9 +64,11 @@ def record_runner_failure(
 
 
 def observations(config: pytest.Config) -> list[dict[str, Any]]:
-    """Every observation of the run, sorted by tool then scenario name (stable under xdist)."""
+    """Every distinct observation of the run, sorted by tool then scenario name."""
     entries: list[dict[str, Any]] = config.stash.get(REPORT, [])
-    return sorted(entries, key=lambda o: (o["tool"], o["scenario"]))
+    # One call seen by several frameworks' harnesses is one row, not five identical ones.
+    unique = {json.dumps(entry, sort_keys=True): entry for entry in entries}
+    return sorted(unique.values(), key=lambda o: (o["tool"], o["scenario"]))
 
 
 def merge_worker(config: pytest.Config, workeroutput: dict[str, Any]) -> None:
