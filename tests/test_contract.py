@@ -287,3 +287,23 @@ def test_no_summary_without_contracts(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_plain():\n    assert True\n")
     result = pytester.runpytest()
     assert "nucleo failure matrix" not in result.stdout.str()
+
+
+def test_alongside_syrupys_unused_snapshot_detection(pytester: pytest.Pytester) -> None:
+    contract(pytester, "Good", "get_order", "fetch")
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=FETCH_SCENARIOS)
+    source = CONTRACTS.format(
+        name="Good", tool="get_order", kind="fetch", endpoint=FETCH[0], call=repr(FETCH[1])
+    )
+    # A scenario declared not applicable is skipped: syrupy keeps its snapshot, the run passes.
+    pytester.makepyfile(
+        test_get_order=source + '    not_applicable = {"status-413": "no body is sent"}\n'
+    )
+    skipped = pytester.runpytest()
+    skipped.assert_outcomes(passed=FETCH_SCENARIOS - 1, skipped=1)
+    assert skipped.ret == 0
+    # A contract removed altogether leaves its snapshots unused: syrupy fails the run, as usual.
+    pytester.makepyfile(test_get_order="def test_nothing_here():\n    pass\n")
+    removed = pytester.runpytest()
+    removed.stdout.fnmatch_lines(["*snapshot* unused*"])
+    assert removed.ret == 1
