@@ -239,7 +239,8 @@ class ExternalServiceException(UncorrectableLLMException):
             llm_message=llm_message
             or f"The external service {service} failed: {details}. Calling it again now is unlikely to help.",
         )
-        self.__cause__ = cause
+        if cause is not None:  # assigning None would also suppress an implicit __context__
+            self.__cause__ = cause
         self._keep(service_name=service_name, error_details=error_details)
 
 
@@ -334,7 +335,8 @@ class SystemException(UncorrectableLLMException):
             f"{name}: {technical_message}",
             llm_message=f"A system error occurred in {name}. The operation could not be completed.",
         )
-        self.__cause__ = cause
+        if cause is not None:  # assigning None would also suppress an implicit __context__
+            self.__cause__ = cause
         self._keep(component=component, technical_message=technical_message)
 
 

@@ -190,7 +190,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if summary_file and entries:
         with open(summary_file, "a", encoding="utf-8") as out:
             out.write(_report.markdown(entries))
-    if config.getoption("--nucleo-strict") and _report.strict_problems(entries):
+    if (
+        session.exitstatus == pytest.ExitCode.OK  # never hide an interruption or internal error
+        and config.getoption("--nucleo-strict")
+        and _report.strict_problems(entries)
+    ):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 

@@ -272,6 +272,20 @@ def test_strict_mode_fails_a_run_whose_tests_passed(pytester: pytest.Pytester) -
     assert strict.ret == 1
 
 
+def test_strict_mode_never_hides_an_interrupted_run(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+        from pytest_nucleo import run_tool
+
+        def test_leak_then_stop():
+            assert run_tool(lambda: {}["x"], {}).is_error
+            pytest.exit("stopping the run", returncode=3)
+        """
+    )
+    assert pytester.runpytest("--nucleo-strict").ret == 3
+
+
 def test_report_merges_xdist_workers(pytester: pytest.Pytester) -> None:
     contract(pytester, "Good", "get_order", "fetch")
     pytester.runpytest("--snapshot-update").assert_outcomes(passed=FETCH_SCENARIOS)

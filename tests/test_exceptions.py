@@ -330,3 +330,16 @@ def test_retry_signals_are_not_model_facing(cls: type[nucleo.UpstreamRetryExcept
     copy = pickle.loads(pickle.dumps(signal))
     assert (type(copy), copy.message, copy.retry_after) == (cls, "upstream busy", 2.5)
     assert repr(copy) == f"{cls.__name__}('upstream busy', retry_after=2.5)"
+
+
+def test_raising_without_a_cause_keeps_the_implicit_context() -> None:
+    def call_shop() -> None:
+        try:
+            raise ConnectionResetError("reset by peer")
+        except ConnectionResetError:
+            raise nucleo.ExternalServiceException("Shop", "the connection broke")  # noqa: B904
+
+    with pytest.raises(nucleo.ExternalServiceException) as info:
+        call_shop()
+    assert isinstance(info.value.__context__, ConnectionResetError)
+    assert not info.value.__suppress_context__

@@ -225,3 +225,18 @@ def test_model_text_comparison_shows_a_line_diff(pytester: pytest.Pytester) -> N
         ]
     )
     assert result.stdout.str().count("model texts differ") == 1
+
+
+def test_failure_messages_mask_what_the_cause_carried() -> None:
+    secret = "sk-proj-0123456789abcdefghijkl"
+
+    def client_call() -> None:
+        try:
+            raise ValueError(f"GET https://api.example/x?api_key={secret} failed")
+        except ValueError as exc:
+            raise RuntimeError(f"client said {secret}") from exc
+
+    with pytest.raises(FAIL) as info, fails_with(nucleo.ExternalServiceException):
+        client_call()
+    assert secret not in str(info.value)
+    assert "Technical cause: RuntimeError" in str(info.value)

@@ -14,6 +14,7 @@ from pytest_nucleo import (
     UpstreamRetryException,
     unwrap,
 )
+from pytest_nucleo._secrets import redact
 
 
 class LLMText(str):
@@ -68,9 +69,12 @@ def _check_expectation(expected: Any, correctable: Any, caller: str) -> None:
 
 
 def _technical(exc: BaseException) -> str:
+    """The technical message and its cause, masked: it lands in test output and CI logs."""
     text = f"{type(exc).__name__}: {exc}"
     cause = exc.__cause__ or exc.__context__
-    return f"{text} (caused by {type(cause).__name__}: {cause})" if cause is not None else text
+    if cause is not None:
+        text += f" (caused by {type(cause).__name__}: {cause})"
+    return redact(text)
 
 
 def _mismatch(

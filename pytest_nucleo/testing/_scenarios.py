@@ -25,6 +25,7 @@ from pytest_nucleo import (
     UpstreamThrottleException,
 )
 from pytest_nucleo._chain import iter_chain
+from pytest_nucleo._secrets import redact
 from pytest_nucleo._status import THROTTLE_RULE_STATUSES
 
 from ._fake import (
@@ -181,6 +182,9 @@ class Scenario:
             seen.violation = str(upstream.problems[0])
             return seen
         self._judge(seen, error, value, secrets, is_empty)
+        if seen.violation is not None:
+            # It quotes raw exceptions and values, and goes to test output and the CI report.
+            seen.violation = redact(seen.violation, secrets)
         return seen
 
     def verify(
