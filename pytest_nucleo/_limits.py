@@ -71,9 +71,14 @@ class UpstreamFailure:
         The carrier is the first one that knows an HTTP status (so the true status survives
         ``wrap_with_context``, whose result is an outer ExternalServiceException without one),
         else the first with a Retry-After, else the deepest. ``status_code`` and
-        ``retry_after`` are read duck-typed, so any carrier that has them is understood.
+        ``retry_after`` are read duck-typed, so any carrier that has them is understood. A
+        chain holding a :class:`LimiterRefusalException` is never an upstream failure.
         """
-        carriers = [m for m in iter_chain(exc) if isinstance(m, ExternalServiceException)]
+        chain = list(iter_chain(exc))
+        if any(isinstance(m, LimiterRefusalException) for m in chain):
+            # A refusal readdressed by wrap_with_context is still ours, not the upstream's (R9).
+            return None
+        carriers = [m for m in chain if isinstance(m, ExternalServiceException)]
         if not carriers:
             return None
         with_status = [c for c in carriers if isinstance(_status_of(c), int)]

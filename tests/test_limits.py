@@ -412,6 +412,18 @@ def test_refusals_are_not_counted_as_upstream_failures() -> None:
     lim.acquire()
 
 
+def test_a_refusal_readdressed_by_wrap_with_context_is_not_an_upstream_failure() -> None:
+    # Another tool's limiter refused inside a service_call block: the wrap makes it an
+    # ExternalServiceException, but the limiter must still not count it against the service.
+    other = limiter(FakeClock())
+    open_circuit(other)
+    with pytest.raises(nucleo.ExternalServiceException) as info:  # noqa: SIM117
+        with nucleo.service_call("GitHub", "query", "x", "search"):
+            other.acquire()
+    assert UpstreamFailure.from_exception(info.value) is None
+    assert UpstreamFailure.from_exception(nucleo.ExternalServiceException("S", "down")) is not None
+
+
 def test_refusal_pickles_with_its_fields() -> None:
     exc = LimiterRefusalException("github", 30, 60.0, 12.5, "open", GITHUB_429)
     copy = pickle.loads(pickle.dumps(exc))
