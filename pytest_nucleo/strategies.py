@@ -110,7 +110,6 @@ _MALFORMED_RETRY_AFTER = (
     "nan",
     "inf",
     "-inf",
-    " 30",
     "30 seconds",
     "\uff11\uff12",  # full-width digits
     "\u0661\u0662",  # Arabic-Indic digits
@@ -163,8 +162,12 @@ class ErrorBody:
         return f"ErrorBody({self.kind}, {head!r}{more})"
 
 
-# Words of ordinary error messages; no throttle word, so a 401/403 stays a credentials problem.
-_WORDS = ("invalid", "request", "field", "missing", "server", "error", "backend", "order", "id")
+# Words of error messages, a few of them a throttle's: the expectation follows the client's
+# throttle rule (body_says_throttled), so both meanings of a 400/401/403/503 get exercised.
+_WORDS = (
+    "invalid", "request", "field", "missing", "server", "error", "backend", "order", "id",
+    "rate limit exceeded", "slow down",
+)  # fmt: skip
 _message = st.lists(st.sampled_from(_WORDS), min_size=1, max_size=8).map(" ".join)
 
 _HUGE_HTML = (

@@ -1,4 +1,4 @@
-"""Guards for the runner and limiter tests: time is injected, nothing really sleeps."""
+"""The guard every test runs under (see conftest.py): time is injected, nothing really sleeps."""
 
 from __future__ import annotations
 

@@ -16,3 +16,6 @@ for _plugin in entry_points(group="pytest11"):
     importlib.import_module(_plugin.value.partition(":")[0])
 
 pytest_plugins = ["pytester"]
+
+# Every test here fails if anything really sleeps: time is injected.
+from _timing import no_real_sleep  # noqa: E402, F401

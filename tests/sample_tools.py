@@ -13,7 +13,7 @@ THROTTLE = ("rate limit", "too many requests", "throttl", "slow down")
 def _fail_for(response, parameter, value):
     status = response.status_code
     text = response.text[:2000].lower()
-    if status in (401, 403) and any(word in text for word in THROTTLE):
+    if status in (400, 401, 403, 503) and any(word in text for word in THROTTLE):
         raise n.UpstreamThrottleException("Shop", f"HTTP {status}: throttled")
     if status in (400, 413, 422):
         raise n.InvalidInputException(parameter, value, f"the shop refused it (HTTP {status})")

@@ -17,7 +17,6 @@ from typing import Any
 
 import fastmcp
 import pytest
-from _timing import no_real_sleep  # noqa: F401 - autouse guard
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from syrupy.assertion import SnapshotAssertion

@@ -15,7 +15,6 @@ import sys
 from typing import Any
 
 import pytest
-from _timing import no_real_sleep  # noqa: F401 - autouse guard
 from agents import Agent, FunctionTool, RunConfig, RunContextWrapper, Runner, function_tool
 from agents.items import ToolCallOutputItem
 from agents.testing import ScriptedModel, assistant_message, function_call

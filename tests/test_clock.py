@@ -6,7 +6,6 @@ import asyncio
 import time
 
 import pytest
-from _timing import no_real_sleep  # noqa: F401 - autouse guard
 
 import pytest_nucleo as nucleo
 from pytest_nucleo import FakeClock, SystemClock

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _timing import no_real_sleep  # noqa: F401 - autouse guard
 from syrupy.assertion import SnapshotAssertion
 
 import pytest_nucleo as nucleo

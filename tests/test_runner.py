@@ -12,7 +12,6 @@ import threading
 from typing import Any
 
 import pytest
-from _timing import no_real_sleep  # noqa: F401 - autouse guard
 from syrupy.assertion import SnapshotAssertion
 
 import pytest_nucleo as nucleo
