@@ -69,3 +69,40 @@ def test_import_pytest_nucleo_imports_no_adapter() -> None:
     code = "import sys, pytest_nucleo\nprint(any(m.startswith('pytest_nucleo.adapters') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_schema_failures_read_like_the_runners_own_checks() -> None:
+    from pytest_nucleo.adapters._core import schema_failure
+
+    signature = inspect.signature(get_order)
+    missing = schema_failure(signature, [{"type": "missing", "loc": ("order_number",)}])
+    assert missing.llm_message.startswith("The required parameter 'order_number' is missing.")
+    nested = schema_failure(
+        signature,
+        [
+            {
+                "type": "int_parsing",
+                "loc": ("items", 0, "qty"),
+                "msg": "Input should be an integer",
+                "input": "x",
+            }
+        ],
+    )
+    assert (nested.parameter_name, nested.invalid_value) == ("items", "x")
+    assert nested.validation_rule == "Input should be an integer (at 0.qty)"
+    assert schema_failure(signature, []).parameter_name == "arguments"
+
+
+def test_run_sync_refuses_a_running_loop() -> None:
+    from pytest_nucleo.adapters._core import run_sync
+
+    async def answer() -> int:
+        return 42
+
+    assert run_sync(answer, instead="answer") == 42
+
+    async def nested() -> None:
+        run_sync(answer, instead="aharness")
+
+    with pytest.raises(RuntimeError, match=r"use `await aharness\(\.\.\.\)`"):
+        asyncio.run(nested())

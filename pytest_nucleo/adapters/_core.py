@@ -10,12 +10,23 @@ framework's error channel is.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
-from pytest_nucleo._runner import ToolResult, arun_tool, run_tool
+from pytest_nucleo._exceptions import InvalidInputException
+from pytest_nucleo._runner import (
+    ToolResult,
+    _log_failure,
+    _missing,
+    _name_of,
+    arun_tool,
+    run_tool,
+)
+
+T = TypeVar("T")
 
 OnFailure = Callable[[ToolResult], Any]
 
@@ -37,3 +48,53 @@ def through_runner(func: Callable[..., Any], on_failure: OnFailure) -> Callable[
         return on_failure(result) if result.is_error else result.value
 
     return run
+
+
+# -- what several adapters need from the runner, in one place --------------------------------
+
+tool_name = _name_of
+"""The name the runner gives a tool (``@tool(name=...)``, else ``__name__``): the name the
+SystemException text uses, so an adapter registers the tool under the same one."""
+
+log_failure = _log_failure
+"""Log a failure the runner never saw (rejected by the framework first) as the runner would."""
+
+
+def schema_failure(
+    signature: inspect.Signature, errors: Sequence[Mapping[str, Any]]
+) -> InvalidInputException:
+    """The correctable failure for arguments a framework's schema rejected before the runner
+    saw them (pydantic's ``errors()``): the first error, naming its top-level parameter, in the
+    runner's own words for a missing one, with any nested location in the rule."""
+    if not errors:
+        return InvalidInputException(
+            "arguments", None, "must be a JSON object whose fields match the tool's parameters"
+        )
+    first = errors[0]
+    location = tuple(first.get("loc", ()))
+    parameter = str(location[0]) if location else "arguments"
+    if first.get("type") == "missing" and len(location) == 1:
+        return _missing(parameter, signature)
+    rule = str(first.get("msg", "is not valid"))
+    if len(location) > 1:
+        rule = f"{rule} (at {'.'.join(str(part) for part in location[1:])})"
+    return InvalidInputException(parameter, first.get("input"), rule)
+
+
+def run_sync(start: Callable[[], Awaitable[T]], *, instead: str) -> T:
+    """Run a test harness's coroutine from sync code; under a running loop, say what to await.
+
+    ``asyncio.run`` rather than a framework's own ``run_sync``, which may leave its loop open
+    (a ResourceWarning, an error under ``-W error``).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_awaited(start()))
+    raise RuntimeError(
+        f"this harness cannot run under a running event loop: use `await {instead}(...)`"
+    )
+
+
+async def _awaited(awaitable: Awaitable[T]) -> T:
+    return await awaitable

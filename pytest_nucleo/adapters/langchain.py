@@ -46,8 +46,8 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import ValidationError
 
 from pytest_nucleo._exceptions import InvalidInputException
-from pytest_nucleo._runner import ToolResult, _log_failure, _missing, _name_of
-from pytest_nucleo.adapters._core import through_runner
+from pytest_nucleo._runner import ToolResult
+from pytest_nucleo.adapters._core import log_failure, schema_failure, through_runner, tool_name
 
 __all__ = ["ToolCallReceived", "ainvoke_tool", "invoke_tool", "langchain_tool"]
 
@@ -77,30 +77,16 @@ def _tool_error_text(error: ToolException) -> str:
     return str(error.args[0]) if error.args else "Tool execution error"
 
 
-def _validation_failure(func: Callable[..., Any], error: ValidationError) -> InvalidInputException:
-    """The model's arguments broke the schema LangChain validates before calling the tool."""
-    first = error.errors()[0]
-    location = first.get("loc", ())
-    parameter = str(location[0]) if location else "arguments"
-    if first.get("type") == "missing" and len(location) == 1:
-        # Same text as the runner's own check, so a missing argument reads alike everywhere.
-        return _missing(parameter, inspect.signature(func))
-    rule = str(first.get("msg", "is not valid"))
-    if len(location) > 1:
-        rule = f"{rule} (at {'.'.join(str(part) for part in location[1:])})"
-    return InvalidInputException(parameter, first.get("input"), rule)
-
-
 def _validation_error_handler(func: Callable[..., Any]) -> Callable[[Any], str]:
     def handle(error: Any) -> str:
         failure = (
-            _validation_failure(func, error)
+            schema_failure(inspect.signature(func), error.errors(include_url=False))
             if isinstance(error, ValidationError)
             # A pydantic.v1 error: only from a schema the user built, never from one inferred.
             else InvalidInputException("arguments", None, "must match the tool's parameters")
         )
         # The runner never saw this call, so log it as the runner would (WARNING, no stack).
-        _log_failure(_name_of(func), failure)
+        log_failure(tool_name(func), failure)
         return failure.explain_to_llm()
 
     return handle
@@ -116,7 +102,7 @@ def _build(func: Callable[..., Any], description: str | None) -> StructuredTool:
         coroutine=wrapped if is_async else None,
         # The runner's name (``@nucleo.tool(name=...)`` or ``__name__``): the one the
         # SystemException text names, so the model sees one name for the tool.
-        name=_name_of(func),
+        name=tool_name(func),
         # LangChain keeps a docstring's indentation; the model should read it clean.
         description=description if description is not None else inspect.getdoc(func),
         handle_tool_error=_tool_error_text,

@@ -35,20 +35,18 @@ correctable failures, ERROR with the stack for the rest).
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-import anyio
 from mcp import Client
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent
 
 from pytest_nucleo._runner import ToolResult
-from pytest_nucleo.adapters._core import through_runner
+from pytest_nucleo.adapters._core import run_sync, through_runner
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
@@ -162,10 +160,4 @@ def call_mcp_tool(
 
     Under a running event loop (an ``async def`` test) await :func:`acall_mcp_tool` instead.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return anyio.run(acall_mcp_tool, server, name, arguments)
-    raise RuntimeError(
-        "call_mcp_tool cannot run under a running event loop; use `await acall_mcp_tool(...)`"
-    )
+    return run_sync(lambda: acall_mcp_tool(server, name, arguments), instead="acall_mcp_tool")

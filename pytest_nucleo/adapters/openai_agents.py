@@ -68,8 +68,8 @@ from pytest_nucleo._exceptions import (
     LLMReadableException,
     SystemException,
 )
-from pytest_nucleo._runner import ToolResult, _missing, _name_of
-from pytest_nucleo.adapters._core import through_runner
+from pytest_nucleo._runner import ToolResult
+from pytest_nucleo.adapters._core import run_sync, schema_failure, through_runner, tool_name
 
 __all__ = [
     "AgentsReceived",
@@ -144,14 +144,8 @@ def _bad_arguments(
                 schema.params_pydantic_model(**parsed)
             except ValidationError as found:
                 invalid = found
-    problems = invalid.errors(include_url=False) if invalid is not None else []
-    if problems:
-        first = problems[0]
-        parameter = ".".join(str(part) for part in first["loc"]) or "arguments"
-        if first["type"] == "missing" and schema is not None:
-            # The runner's own words for a missing parameter, listing the tool's parameters.
-            return _missing(parameter, schema.signature)
-        return InvalidInputException(parameter, first.get("input"), first["msg"])
+    if invalid is not None and schema is not None:
+        return schema_failure(schema.signature, invalid.errors(include_url=False))
     return InvalidInputException(
         "arguments",
         raw,
@@ -258,13 +252,13 @@ def nucleo_function_tool(
 
     def make(target: Callable[..., Any]) -> FunctionTool:
         # One name for the SDK and the runner (which names the tool in the SystemException text).
-        tool_name = _name_of(target)
+        name = tool_name(target)
         # The runner calls a tool with the model's arguments only: one that takes the SDK's
         # context first would silently be called without it.
-        schema = function_schema(target, name_override=tool_name, strict_json_schema=strict_mode)
+        schema = function_schema(target, name_override=name, strict_json_schema=strict_mode)
         if schema.takes_context:
             raise TypeError(
-                f"{tool_name} takes the SDK's run context; nucleo_function_tool supports tools "
+                f"{name} takes the SDK's run context; nucleo_function_tool supports tools "
                 "that take the model's arguments only"
             )
 
@@ -273,7 +267,7 @@ def nucleo_function_tool(
 
         return function_tool(
             _through_runner(target),
-            name_override=tool_name,
+            name_override=name,
             description_override=description,
             failure_error_function=failure_text,
             strict_mode=strict_mode,
@@ -343,4 +337,4 @@ def run_through_agents(
     tool: FunctionTool, arguments: Mapping[str, Any] | str | None = None
 ) -> AgentsReceived:
     """:func:`arun_through_agents` for sync code (tests without an event loop)."""
-    return asyncio.run(arun_through_agents(tool, arguments))
+    return run_sync(lambda: arun_through_agents(tool, arguments), instead="arun_through_agents")

@@ -39,7 +39,6 @@ validates them first and answers on the ``'retried'`` channel with pydantic's va
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import inspect
 import typing
@@ -59,7 +58,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from pytest_nucleo._runner import ToolResult
-from pytest_nucleo.adapters._core import through_runner
+from pytest_nucleo.adapters._core import run_sync, through_runner
 
 __all__ = [
     "ModelReceived",
@@ -239,16 +238,7 @@ def call_through_agent(
     then propagates from this call, as it ends a real run). Under a running event loop use
     :func:`acall_through_agent`.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        # Not ``agent.run_sync``: it leaves its event loop open and installed, and the next
-        # ``asyncio.run`` drops it unclosed (a ResourceWarning, an error under -W error).
-        return asyncio.run(acall_through_agent(tool, arguments))
-    raise RuntimeError(
-        "call_through_agent was called under a running event loop: use "
-        "`await acall_through_agent(...)`"
-    )
+    return run_sync(lambda: acall_through_agent(tool, arguments), instead="acall_through_agent")
 
 
 async def acall_through_agent(
