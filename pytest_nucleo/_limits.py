@@ -13,6 +13,7 @@ freely and slow calls run in parallel.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import math
@@ -393,27 +394,29 @@ class RateLimiter:
         """Wait (on the clock) for a slot and return a permit; raise
         :class:`LimiterRefusalException` when the circuit is open, a probe is in flight, or the
         wait would be longer than ``max_wait_seconds``."""
-        permit, wait = self._reserve()
+        permit, wait, start = self._reserve()
         if wait > 0:
             try:
                 self.clock.sleep(wait)
             except BaseException:
+                self._unreserve(start)  # no call was made: its slot goes to the next caller
                 self.release(permit)
                 raise
         return permit
 
     async def aacquire(self) -> Permit:
         """:meth:`acquire` for asyncio: the wait is awaited, never blocking the loop."""
-        permit, wait = self._reserve()
+        permit, wait, start = self._reserve()
         if wait > 0:
             try:
                 await self.clock.asleep(wait)
             except BaseException:
+                self._unreserve(start)  # no call was made: its slot goes to the next caller
                 self.release(permit)
                 raise
         return permit
 
-    def _reserve(self) -> tuple[Permit, float]:
+    def _reserve(self) -> tuple[Permit, float, float]:
         now = self._now()
         with self._lock:
             permit = self._epoch if self._state == _CLOSED else self._admit_probe(now)
@@ -436,7 +439,11 @@ class RateLimiter:
             admitted.append(start)
             if permit < 0:
                 self._probe_started = start  # the probe's time runs from its admission
-            return Permit(permit), wait
+            return Permit(permit), wait, start
+
+    def _unreserve(self, start: float) -> None:
+        with self._lock, contextlib.suppress(ValueError):  # already slid out of the window
+            self._admitted.remove(start)
 
     def _admit_probe(self, now: float) -> int:
         """Called under the lock with the circuit not closed: a probe permit, or a refusal."""

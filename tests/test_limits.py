@@ -665,3 +665,21 @@ def test_limiters_never_read_wall_clock_time(monkeypatch: pytest.MonkeyPatch) ->
     clock.advance(60.0)
     lim.record_success(lim.acquire())
     assert lim.state == "closed"
+
+
+def test_a_waiter_cancelled_while_waiting_gives_its_slot_back() -> None:
+    class Interrupted(Exception):
+        pass
+
+    class CancellingClock(FakeClock):
+        def sleep(self, seconds: float) -> None:
+            raise Interrupted  # the caller is cancelled while it waits for its slot
+
+    clock = CancellingClock()
+    lim = RateLimiter("geo", max_requests=1, window_seconds=10.0, clock=clock)
+    lim.record_success(lim.acquire())  # the one slot of this window is used at t=0
+    with pytest.raises(Interrupted):
+        lim.acquire()  # would wait until t=10, but is cancelled: no call was made
+    clock.advance(10.0)
+    lim.record_success(lim.acquire())  # t=10: admitted at once, not a window later
+    assert clock.monotonic() == 10.0
