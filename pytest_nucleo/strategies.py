@@ -49,6 +49,7 @@ HUGE_BODY_SIZE = 256 * 1024
 
 __all__ = [
     "BODY_KINDS",
+    "HUGE_BODY_SIZE",
     "MAPPED_STATUSES",
     "ErrorBody",
     "RetryAfterValue",
