@@ -180,9 +180,16 @@ def _answer(
         str(endpoint) if type(endpoint) is _Shown else safe_endpoint(endpoint),
         str(response_body) if type(response_body) is _Shown else body_excerpt(response_body),
         retry_after,
-        one_line(service, VALUE_LIMIT),
+        _service_line(service),
         status_line(status_code),
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _service_line(service: str) -> str:
+    # A client names the same service in every failure it maps; masking and collapsing that
+    # name each time was a tenth of a mapping.
+    return one_line(service, VALUE_LIMIT)
 
 
 def _status_of(cls: type[_Carrier], status_code: int | None) -> int:
