@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterator
 from types import TracebackType
 from typing import Any, ClassVar, Self
@@ -83,8 +84,19 @@ def sent_values(request: httpx.Request) -> tuple[str, ...]:
     values.extend(value for _, value in request.url.params.multi_items())
     values.extend(part for part in (request.url.username, request.url.password) if part)
     values.extend(_body_values(request))
-    encoded = [form for value in values for form in (quote(value, safe=""), quote_plus(value))]
+    encoded = [
+        form
+        for value in values
+        if not _UNRESERVED.fullmatch(value)
+        for form in (quote(value, safe=""), quote_plus(value))
+    ]
     return tuple(dict.fromkeys(v for v in (*values, *encoded) if len(v) >= 4))
+
+
+# Characters quote() and quote_plus() never escape: a value made only of these is its own
+# encoded form (most keys and tokens are), and the two quote calls per value were the larger
+# part of the cost of sent_values. Skipping them changes nothing: duplicates are dropped.
+_UNRESERVED = re.compile(r"[A-Za-z0-9_.~\-]*")
 
 
 _BODY_SCAN = 65_536

@@ -402,3 +402,23 @@ def test_sent_values_cover_headers_query_userinfo_and_body() -> None:
         assert secret in values
     assert "lamp" in values  # a query value the server may echo is masked too
     assert "application/json" not in values
+
+
+def test_values_sent_unreserved_are_their_own_encoded_forms() -> None:
+    """sent_values skips quoting values it finds unreserved; quoting would not change them."""
+    import random
+    from urllib.parse import quote, quote_plus
+
+    from pytest_nucleo._client import _UNRESERVED
+
+    rng = random.Random(3)
+    alphabet = [chr(c) for c in range(0x20, 0x80)] + ["\u00e9", "\u0130", "\uff11", "\n", "\t"]
+    skipped = 0
+    for _ in range(20_000):
+        value = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
+        if rng.random() < 0.5:
+            value = "".join(rng.choice("aZ09_.-~") for _ in range(rng.randint(0, 6))) + value[:1]
+        if _UNRESERVED.fullmatch(value):
+            skipped += 1
+            assert quote(value, safe="") == quote_plus(value) == value, repr(value)
+    assert skipped > 5_000

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import pickle
 import re
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from pytest_nucleo import (
     http_exception,
     raise_for_status,
 )
+from pytest_nucleo._status import status_line
 
 URL = "https://app:pw-9f8e7d@api.example/v1/orders/00000099?api_key=qk-1234567890&page=2#x"
 
@@ -129,6 +131,32 @@ def test_carrier_pickles_with_its_fields(carrier: LLMReadableCheckedException) -
         repr(carrier),
         carrier.explain_to_llm(),
     )
+
+
+def test_carrier_keeps_the_fields_of_its_meaning(carrier: LLMReadableCheckedException) -> None:
+    """Carriers set what their meaning's __init__ would set without calling it (it would mask
+    texts only to have them replaced); its fields must still be there, with these values."""
+    assert isinstance(carrier, HttpErrorResponse)
+    details = f"{status_line(carrier.status_code)} at {carrier.endpoint}"
+    given = {
+        "service_name": carrier.service,
+        "error_details": details,
+        "reason": details,
+        "retry_after": carrier.retry_after,
+        "parameter_name": "request",
+        "invalid_value": carrier.endpoint,
+        "validation_rule": details,
+        "resource_type": "resource",
+        "identifier": carrier.endpoint,
+    }
+    meaning = next(c for c in type(carrier).__mro__ if c.__module__ == "pytest_nucleo._exceptions")
+    names = [n for n in inspect.signature(meaning).parameters if n not in ("cause", "llm_message")]
+    reference = meaning(*(given[name] for name in names))
+    for name in reference._fields:
+        assert name in vars(carrier)
+        assert getattr(carrier, name) == getattr(reference, name)
+    assert carrier.__cause__ is reference.__cause__ is None
+    assert carrier.__suppress_context__ == reference.__suppress_context__
 
 
 def test_carrier_leaks_nothing_from_the_url(carrier: LLMReadableCheckedException) -> None:
