@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 
 from ._secrets import redact
-from ._text import _CONTROL_BYTES, _holds
+from ._text import _CONTROL_BYTES, INVISIBLE, _holds
 
 EXCERPT_HEAD = 600
 """Characters kept from the start of a body."""
@@ -38,7 +38,7 @@ _LOOKAHEAD = 256
 _SNIFF = 512
 _WORD_SLACK = 40
 
-_ODD = re.compile(r"[\x00-\x08\x0e-\x1b\x7f\ufffd]+")
+_ODD = re.compile(rf"[\x00-\x08\x0e-\x1b\x7f\ufffd{INVISIBLE}]+")
 _HTML_START = re.compile(rb"\s*(?:\xef\xbb\xbf)?\s*<(?:!doctype\s+html|html|head|body)\b", re.I)
 _CHARSET = re.compile(r"(?i)\bcharset\s*=\s*[\"']?([A-Za-z0-9._:\-]+)")
 _SCHEME_AUTHORITY = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.\-]*:)?//[^/]*")

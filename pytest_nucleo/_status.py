@@ -241,8 +241,6 @@ class _Carrier(HttpErrorResponse):
         # every field the meaning keeps is kept here, with the value it would have.
         self._message = answer.technical  # made of pieces each already cleaned and masked
         self.llm_message = clean_block(text)
-        if isinstance(self, ExternalServiceException):
-            self.__cause__ = None  # as ExternalServiceException.__init__ sets it
         self._keep(**meaning)
         self.status_code = answer.status_code
         self.service = service

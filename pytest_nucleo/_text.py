@@ -22,9 +22,15 @@ MESSAGE_LIMIT = 2000
 # recognised by its full shape and masked rather than half shown.
 _LOOKAHEAD = 256
 
-_WHITESPACE = re.compile(r"[\s\x00-\x1f\x7f\x85\u2028\u2029]+")
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]+")  # controls str.split() does not split on
-_CONTROL_BUT_NEWLINE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f\x85\u2028\u2029]")
+INVISIBLE = "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+"""Zero-width and bidirectional format characters (a character class body): invisible to a
+reviewer, yet able to reorder or hide what the model reads, so cleaning treats them as
+control characters."""
+
+_WHITESPACE = re.compile(rf"[\s\x00-\x1f\x7f\x85\u2028\u2029{INVISIBLE}]+")
+# Controls str.split() does not split on, and the invisible format characters.
+_CONTROL = re.compile(rf"[\x00-\x08\x0e-\x1b\x7f{INVISIBLE}]+")
+_CONTROL_BUT_NEWLINE = re.compile(rf"[\x00-\x09\x0b-\x1f\x7f\x85\u2028\u2029{INVISIBLE}]")
 _BLANK_LINES = re.compile(r"\n{3,}")
 
 

@@ -180,6 +180,7 @@ def test_clean_texts_pass() -> None:
         ),
         ("two\r\nlines", "it holds the control character U+000D at offset 3"),
         ("bell\x07", "it holds the control character U+0007"),
+        ("order \u202e99", "it holds the control character U+202E at offset 6"),
         ("x" * 9000, "it is 9000 characters long, over the bound of 8000"),
         ("key sk-abcdefghijklmnopqrstuvwx rejected", "it holds a secret-looking token"),
         ("see https://api.example/x?token=abc", "or a URL with userinfo or a query string"),

@@ -64,3 +64,9 @@ def test_fast_paths_change_no_result() -> None:
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
         assert _text.one_line(text) == _text._WHITESPACE.sub(" ", text).strip(), repr(text)
         assert _text.clean_block(text) == plain_block(text), repr(text)
+
+
+def test_invisible_format_characters_are_treated_as_controls() -> None:
+    # U+202E reverses what follows on screen; U+200B hides a break inside a word.
+    assert one_line("pay\u202eusd 01\u200b") == "pay usd 01"
+    assert clean_block("line\u2066one\ufeff\nline two") == "line one\nline two"

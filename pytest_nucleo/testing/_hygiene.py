@@ -8,13 +8,14 @@ from collections.abc import Iterable
 import pytest
 
 from pytest_nucleo._secrets import redact
+from pytest_nucleo._text import INVISIBLE
 
 DEFAULT_MAX_LENGTH = 8000
 """A model text longer than this is treated as unbounded: no text of the set comes near it."""
 
 _STACK_TRACE = re.compile(r"Traceback \(most recent call last\)|File \"[^\"]*\", line \d+")
 _OBJECT_REPR = re.compile(r"<[\w.]+ (?:object|at) (?:at )?0x[0-9a-fA-F]+>|\b0x[0-9a-fA-F]{6,}\b")
-_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f\x85\u2028\u2029]")
+_CONTROL = re.compile(rf"[\x00-\x09\x0b-\x1f\x7f\x85\u2028\u2029{INVISIBLE}]")
 
 
 def text_problems(
