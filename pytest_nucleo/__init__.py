@@ -5,78 +5,168 @@ hypothesis, respx or syrupy; the test-time API lives in ``pytest_nucleo.testing`
 plugin in ``pytest_nucleo.plugin``.
 """
 
-from ._chain import llm_errors, service_call, unwrap, unwrap_runtime, wrap_with_context
-from ._client import AsyncServiceClient, ServiceClient, sent_values
-from ._clock import Clock, FakeClock, SystemClock, TimerHandle, is_testing, set_testing
-from ._exceptions import (
-    CORRECTABLE_HINT,
-    UNCORRECTABLE_HINT,
-    ContextOverflowException,
-    CorrectableLLMException,
-    CorrectableRuntimeLLMException,
-    ExternalServiceException,
-    GuardrailException,
-    InvalidInputException,
-    JobCancelledException,
-    JobTimeoutException,
-    LLMReadableCheckedException,
-    LLMReadableException,
-    LLMReadableRuntimeException,
-    ModelNotFoundException,
-    OverloadRetryException,
-    PermissionDeniedException,
-    PromptNotFoundException,
-    ProviderRefusalException,
-    QuotaExhaustedException,
-    RateLimitRetryException,
-    ResourceNotFoundException,
-    SpendCapExceededException,
-    SystemException,
-    TransientErrorRetryException,
-    UnauthorizedException,
-    UncorrectableLLMException,
-    UncorrectableRuntimeLLMException,
-    UpstreamRetryException,
-    UpstreamThrottleException,
-)
-from ._excerpt import body_excerpt, safe_endpoint
-from ._limits import (
-    LimiterRefusalException,
-    LimiterStats,
-    Permit,
-    RateLimiter,
-    UpstreamFailure,
-)
-from ._retry_after import RETRY_AFTER_CAP, parse_retry_after
-from ._runner import (
-    CancelToken,
-    RetriesExhaustedException,
-    ToolInfo,
-    ToolResult,
-    arun_tool,
-    run_tool,
-    tool,
-)
-from ._status import (
-    HTTP_STATUS_TABLE,
-    THROTTLE_PATTERNS,
-    Http400Exception,
-    Http401Exception,
-    Http403Exception,
-    Http404Exception,
-    Http413Exception,
-    Http422Exception,
-    Http429Exception,
-    Http500Exception,
-    Http502Exception,
-    Http503Exception,
-    HttpErrorResponse,
-    HttpThrottledStatusException,
-    HttpUnmappedStatusException,
-    body_says_throttled,
-    http_exception,
-    raise_for_status,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._chain import llm_errors, service_call, unwrap, unwrap_runtime, wrap_with_context
+    from ._client import AsyncServiceClient, ServiceClient, sent_values
+    from ._clock import Clock, FakeClock, SystemClock, TimerHandle, is_testing, set_testing
+    from ._exceptions import (
+        CORRECTABLE_HINT,
+        UNCORRECTABLE_HINT,
+        ContextOverflowException,
+        CorrectableLLMException,
+        CorrectableRuntimeLLMException,
+        ExternalServiceException,
+        GuardrailException,
+        InvalidInputException,
+        JobCancelledException,
+        JobTimeoutException,
+        LLMReadableCheckedException,
+        LLMReadableException,
+        LLMReadableRuntimeException,
+        ModelNotFoundException,
+        OverloadRetryException,
+        PermissionDeniedException,
+        PromptNotFoundException,
+        ProviderRefusalException,
+        QuotaExhaustedException,
+        RateLimitRetryException,
+        ResourceNotFoundException,
+        SpendCapExceededException,
+        SystemException,
+        TransientErrorRetryException,
+        UnauthorizedException,
+        UncorrectableLLMException,
+        UncorrectableRuntimeLLMException,
+        UpstreamRetryException,
+        UpstreamThrottleException,
+    )
+    from ._excerpt import body_excerpt, safe_endpoint
+    from ._limits import (
+        LimiterRefusalException,
+        LimiterStats,
+        Permit,
+        RateLimiter,
+        UpstreamFailure,
+    )
+    from ._retry_after import RETRY_AFTER_CAP, parse_retry_after
+    from ._runner import (
+        CancelToken,
+        RetriesExhaustedException,
+        ToolInfo,
+        ToolResult,
+        arun_tool,
+        run_tool,
+        tool,
+    )
+    from ._status import (
+        HTTP_STATUS_TABLE,
+        THROTTLE_PATTERNS,
+        Http400Exception,
+        Http401Exception,
+        Http403Exception,
+        Http404Exception,
+        Http413Exception,
+        Http422Exception,
+        Http429Exception,
+        Http500Exception,
+        Http502Exception,
+        Http503Exception,
+        HttpErrorResponse,
+        HttpThrottledStatusException,
+        HttpUnmappedStatusException,
+        body_says_throttled,
+        http_exception,
+        raise_for_status,
+    )
+
+# Each public name and the module that defines it. Names are imported on first use, so
+# ``import pytest_nucleo`` costs next to nothing (the pytest plugin is imported in every test
+# session of every project that installs the package: TARGETS P1) and a tool pays only for what
+# it uses (the limiters pull in asyncio, the client httpx).
+_WHERE = {
+    "CORRECTABLE_HINT": "_exceptions",
+    "HTTP_STATUS_TABLE": "_status",
+    "RETRY_AFTER_CAP": "_retry_after",
+    "THROTTLE_PATTERNS": "_status",
+    "UNCORRECTABLE_HINT": "_exceptions",
+    "AsyncServiceClient": "_client",
+    "CancelToken": "_runner",
+    "Clock": "_clock",
+    "ContextOverflowException": "_exceptions",
+    "CorrectableLLMException": "_exceptions",
+    "CorrectableRuntimeLLMException": "_exceptions",
+    "ExternalServiceException": "_exceptions",
+    "FakeClock": "_clock",
+    "GuardrailException": "_exceptions",
+    "Http400Exception": "_status",
+    "Http401Exception": "_status",
+    "Http403Exception": "_status",
+    "Http404Exception": "_status",
+    "Http413Exception": "_status",
+    "Http422Exception": "_status",
+    "Http429Exception": "_status",
+    "Http500Exception": "_status",
+    "Http502Exception": "_status",
+    "Http503Exception": "_status",
+    "HttpErrorResponse": "_status",
+    "HttpThrottledStatusException": "_status",
+    "HttpUnmappedStatusException": "_status",
+    "InvalidInputException": "_exceptions",
+    "JobCancelledException": "_exceptions",
+    "JobTimeoutException": "_exceptions",
+    "LLMReadableCheckedException": "_exceptions",
+    "LLMReadableException": "_exceptions",
+    "LLMReadableRuntimeException": "_exceptions",
+    "LimiterRefusalException": "_limits",
+    "LimiterStats": "_limits",
+    "ModelNotFoundException": "_exceptions",
+    "OverloadRetryException": "_exceptions",
+    "PermissionDeniedException": "_exceptions",
+    "Permit": "_limits",
+    "PromptNotFoundException": "_exceptions",
+    "ProviderRefusalException": "_exceptions",
+    "QuotaExhaustedException": "_exceptions",
+    "RateLimitRetryException": "_exceptions",
+    "RateLimiter": "_limits",
+    "ResourceNotFoundException": "_exceptions",
+    "RetriesExhaustedException": "_runner",
+    "ServiceClient": "_client",
+    "SpendCapExceededException": "_exceptions",
+    "SystemClock": "_clock",
+    "SystemException": "_exceptions",
+    "TimerHandle": "_clock",
+    "ToolInfo": "_runner",
+    "ToolResult": "_runner",
+    "TransientErrorRetryException": "_exceptions",
+    "UnauthorizedException": "_exceptions",
+    "UncorrectableLLMException": "_exceptions",
+    "UncorrectableRuntimeLLMException": "_exceptions",
+    "UpstreamFailure": "_limits",
+    "UpstreamRetryException": "_exceptions",
+    "UpstreamThrottleException": "_exceptions",
+    "arun_tool": "_runner",
+    "body_excerpt": "_excerpt",
+    "body_says_throttled": "_status",
+    "http_exception": "_status",
+    "is_testing": "_clock",
+    "llm_errors": "_chain",
+    "parse_retry_after": "_retry_after",
+    "raise_for_status": "_status",
+    "run_tool": "_runner",
+    "safe_endpoint": "_excerpt",
+    "sent_values": "_client",
+    "service_call": "_chain",
+    "set_testing": "_clock",
+    "tool": "_runner",
+    "unwrap": "_chain",
+    "unwrap_runtime": "_chain",
+    "wrap_with_context": "_chain",
+}
 
 __all__ = [
     "CORRECTABLE_HINT",
@@ -157,3 +247,16 @@ __all__ = [
     "unwrap_runtime",
     "wrap_with_context",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_nucleo' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,31 +1,41 @@
-"""The package namespace is the API: pinned here, and kept free of test-time libraries."""
+"""The package namespace is the API: pinned here, kept free of test-time libraries, and lazy."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import subprocess
 import sys
 
 import pytest_nucleo
 
 
-def test_all_matches_public_names() -> None:
-    public = {
-        name
-        for name, value in vars(pytest_nucleo).items()
-        if not name.startswith("_") and getattr(value, "__module__", "").startswith("pytest_nucleo")
-    }
-    constants = {
-        name for name in vars(pytest_nucleo) if name.isupper() and not name.startswith("_")
-    }
-    assert set(pytest_nucleo.__all__) == public | constants
+def test_all_is_every_public_name_and_each_resolves() -> None:
+    assert set(pytest_nucleo.__all__) == set(pytest_nucleo._WHERE)
     assert len(pytest_nucleo.__all__) == len(set(pytest_nucleo.__all__))
+    assert dir(pytest_nucleo) == sorted(pytest_nucleo.__all__)
     for name in pytest_nucleo.__all__:
-        assert hasattr(pytest_nucleo, name), name
+        value = getattr(pytest_nucleo, name)
+        module = f"pytest_nucleo.{pytest_nucleo._WHERE[name]}"
+        if inspect.isclass(value) or inspect.isfunction(value):
+            assert value.__module__ == module, name
+        else:
+            assert getattr(importlib.import_module(module), name) is value, name
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    try:
+        pytest_nucleo.NoSuchThing  # noqa: B018
+    except AttributeError as exc:
+        assert "has no attribute 'NoSuchThing'" in str(exc)  # noqa: PT017
+    else:
+        raise AssertionError("expected an AttributeError")
 
 
 def test_runtime_core_imports_no_test_library() -> None:
     code = (
         "import sys, pytest_nucleo\n"
+        "names = [getattr(pytest_nucleo, name) for name in pytest_nucleo.__all__]\n"
         "leaked = sorted({'pytest', '_pytest', 'hypothesis', 'respx', 'syrupy'} & set(sys.modules))\n"
         "print(' '.join(leaked))\n"
     )
@@ -33,3 +43,11 @@ def test_runtime_core_imports_no_test_library() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == ""
+
+
+def test_import_is_lazy() -> None:
+    code = "import sys, pytest_nucleo\nprint(sorted(m for m in sys.modules if m.startswith('pytest_nucleo')))"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "['pytest_nucleo']"
