@@ -255,93 +255,97 @@ class _Carrier(HttpErrorResponse):
             status_code=answer.status_code,
         )
 
+    _text: ClassVar[str]
+    """The model text, a template over ``name``, ``endpoint``, ``status``, ``said``, ``wait``
+    and ``then`` (the closing advice)."""
+
+    _then: ClassVar[str] = ""
+
     def _mean(self, a: _Answer) -> tuple[Cleaned, dict[str, object]]:
         """The model text, and the fields the exception whose meaning this status has keeps
         (its constructor arguments, by name)."""
+        text = self._text.format(
+            name=a.name, endpoint=a.endpoint, status=a.status, said=a.said, wait=a.wait,
+            then=self._advice(a),
+        )  # fmt: skip
+        return Cleaned(text), self._meaning_fields(a)
+
+    def _advice(self, a: _Answer) -> str:
+        return self._then
+
+    def _meaning_fields(self, a: _Answer) -> dict[str, object]:
         raise NotImplementedError
 
 
-class Http400Exception(_Carrier, InvalidInputException):
+class _BadRequest(_Carrier, InvalidInputException):
+    """The correctable carriers: the model may change what it sent."""
+
+    def _meaning_fields(self, a: _Answer) -> dict[str, object]:
+        return {
+            "parameter_name": "request",
+            "invalid_value": a.endpoint,
+            "validation_rule": a.details(),
+        }
+
+
+class Http400Exception(_BadRequest):
     """HTTP 400: the service found the request malformed. Correctable: fix the arguments."""
 
     status = 400
-
-    def _mean(self, a: _Answer) -> tuple[Cleaned, dict[str, object]]:
-        text = Cleaned(
-            f"The service {a.name} rejected the request to {a.endpoint} as invalid "
-            f"({a.status}).{a.said}{a.wait} Correct the arguments to what the service "
-            "accepts, then call again."
-        )
-        return text, {
-            "parameter_name": "request",
-            "invalid_value": a.endpoint,
-            "validation_rule": a.details(),
-        }
+    _text = (
+        "The service {name} rejected the request to {endpoint} as invalid ({status}).{said}{wait}"
+        " Correct the arguments to what the service accepts, then call again."
+    )
 
 
-class Http413Exception(_Carrier, InvalidInputException):
+class Http413Exception(_BadRequest):
     """HTTP 413: the request was too large. Correctable: ask for less."""
 
     status = 413
-
-    def _mean(self, a: _Answer) -> tuple[Cleaned, dict[str, object]]:
-        text = Cleaned(
-            f"The service {a.name} rejected the request to {a.endpoint} as too large "
-            f"({a.status}).{a.said}{a.wait} Send less (a smaller input, fewer items or a "
-            "narrower range), then call again."
-        )
-        return text, {
-            "parameter_name": "request",
-            "invalid_value": a.endpoint,
-            "validation_rule": a.details(),
-        }
+    _text = (
+        "The service {name} rejected the request to {endpoint} as too large ({status}).{said}"
+        "{wait} Send less (a smaller input, fewer items or a narrower range), then call again."
+    )
 
 
-class Http422Exception(_Carrier, InvalidInputException):
+class Http422Exception(_BadRequest):
     """HTTP 422: well-formed, but the values were not acceptable. Correctable: fix the values."""
 
     status = 422
-
-    def _mean(self, a: _Answer) -> tuple[Cleaned, dict[str, object]]:
-        text = Cleaned(
-            f"The service {a.name} could not process the request to {a.endpoint} "
-            f"({a.status}): it was well-formed, but its values were not acceptable."
-            f"{a.said}{a.wait} Correct the values, then call again."
-        )
-        return text, {
-            "parameter_name": "request",
-            "invalid_value": a.endpoint,
-            "validation_rule": a.details(),
-        }
+    _text = (
+        "The service {name} could not process the request to {endpoint} ({status}): it was "
+        "well-formed, but its values were not acceptable.{said}{wait} Correct the values, then "
+        "call again."
+    )
 
 
-class Http401Exception(_Carrier, UnauthorizedException):
+class _Refused(_Carrier, UnauthorizedException):
+    """The credentials carriers: configuration must change, not the call."""
+
+    def _meaning_fields(self, a: _Answer) -> dict[str, object]:
+        return {"service_name": a.service, "reason": a.details()}
+
+
+class Http401Exception(_Refused):
     """HTTP 401: the service rejected the tool's credentials. Needs configuration, not a retry."""
 
     status = 401
-
-    def _mean(self, a: _Answer) -> tuple[Cleaned, dict[str, object]]:
-        text = Cleaned(
-            f"The service {a.name} rejected the tool's credentials for {a.endpoint} "
-            f"({a.status}).{a.said}{a.wait} This needs the tool's configuration fixed; a "
-            "different call will not help."
-        )
-        return text, {"service_name": a.service, "reason": a.details()}
+    _text = (
+        "The service {name} rejected the tool's credentials for {endpoint} ({status}).{said}{wait}"
+        " This needs the tool's configuration fixed; a different call will not help."
+    )
 
 
-class Http403Exception(_Carrier, UnauthorizedException):
+class Http403Exception(_Refused):
     """HTTP 403: the tool's credentials may not do this. A 403 whose body says the service is
     throttling becomes :class:`HttpThrottledStatusException` instead."""
 
     status = 403
-
-    def _mean(self, a: _Answer) -> tuple[Cleaned, dict[str, object]]:
-        text = Cleaned(
-            f"The service {a.name} refused the tool access to {a.endpoint} with its "
-            f"credentials ({a.status}).{a.said}{a.wait} This needs the tool's configuration "
-            "or permissions fixed; a different call will not help."
-        )
-        return text, {"service_name": a.service, "reason": a.details()}
+    _text = (
+        "The service {name} refused the tool access to {endpoint} with its credentials "
+        "({status}).{said}{wait} This needs the tool's configuration or permissions fixed; a "
+        "different call will not help."
+    )
 
 
 class Http404Exception(_Carrier, ResourceNotFoundException):
@@ -349,82 +353,78 @@ class Http404Exception(_Carrier, ResourceNotFoundException):
     a search that means "no results" by it asks ``get_json(..., empty_on_404=True)``."""
 
     status = 404
+    _text = (
+        "No resource was found at {endpoint} on the service {name} ({status}).{said}{wait} "
+        "Check the identifier, try another one, or use another tool to find the right one."
+    )
 
-    def _mean(self, a: _Answer) -> tuple[Cleaned, dict[str, object]]:
-        text = Cleaned(
-            f"No resource was found at {a.endpoint} on the service {a.name} ({a.status})."
-            f"{a.said}{a.wait} Check the identifier, try another one, or use another tool "
-            "to find the right one."
-        )
-        return text, {"resource_type": "resource", "identifier": a.endpoint}
+    def _meaning_fields(self, a: _Answer) -> dict[str, object]:
+        return {"resource_type": "resource", "identifier": a.endpoint}
 
 
-class Http429Exception(_Carrier, UpstreamThrottleException):
+class _Throttled(_Carrier, UpstreamThrottleException):
+    """The throttle carriers: the service asks us to slow down (and maybe how long to wait)."""
+
+    _then = " Calling it again right away will not help."
+
+    def _meaning_fields(self, a: _Answer) -> dict[str, object]:
+        return {
+            "service_name": a.service,
+            "error_details": a.details(),
+            "retry_after": a.retry_after,
+        }
+
+
+class Http429Exception(_Throttled):
     """HTTP 429: the service is throttling us; ``retry_after`` says how long it asked us to wait."""
 
     status = 429
-
-    def _mean(self, a: _Answer) -> tuple[Cleaned, dict[str, object]]:
-        text = Cleaned(
-            f"The external service {a.name} is throttling our requests (too many "
-            f"requests): it answered {a.endpoint} with {a.status}.{a.said}{a.wait} Calling "
-            "it again right away will not help."
-        )
-        return text, {
-            "service_name": a.service,
-            "error_details": a.details(),
-            "retry_after": a.retry_after,
-        }
+    _text = (
+        "The external service {name} is throttling our requests (too many requests): it "
+        "answered {endpoint} with {status}.{said}{wait}{then}"
+    )
 
 
-class HttpThrottledStatusException(_Carrier, UpstreamThrottleException):
+class HttpThrottledStatusException(_Throttled):
     """A 400, 401, 403 or 503 whose body says the service is throttling (rate limits, robot
     checks; see :data:`THROTTLE_PATTERNS`). ``status_code`` is the status really sent."""
 
-    def _mean(self, a: _Answer) -> tuple[Cleaned, dict[str, object]]:
-        text = Cleaned(
-            f"The external service {a.name} is throttling our requests: it answered "
-            f"{a.endpoint} with {a.status}, and its answer says it is limiting our rate "
-            f"or checking for robots.{a.said}{a.wait} Calling it again right away will "
-            "not help."
-        )
-        return text, {
-            "service_name": a.service,
-            "error_details": a.details(),
-            "retry_after": a.retry_after,
-        }
+    _text = (
+        "The external service {name} is throttling our requests: it answered {endpoint} with "
+        "{status}, and its answer says it is limiting our rate or checking for robots.{said}"
+        "{wait}{then}"
+    )
 
 
 class _ServerError(_Carrier, ExternalServiceException):
     """The 5xx carriers and the unmapped one: one meaning, a first sentence per class."""
 
-    _what: ClassVar[str]
+    def _advice(self, a: _Answer) -> str:
+        if a.retry_after:
+            return " Calling it again before then will not help."
+        return " Calling it again now is unlikely to help."
 
-    def _mean(self, a: _Answer) -> tuple[Cleaned, dict[str, object]]:
-        advice = (
-            " Calling it again before then will not help."
-            if a.retry_after
-            else " Calling it again now is unlikely to help."
-        )
-        what = self._what.format(name=a.name, endpoint=a.endpoint, status=a.status)
-        text = Cleaned(f"{what}{a.said}{a.wait}{advice}")
-        return text, {"service_name": a.service, "error_details": a.details()}
+    def _meaning_fields(self, a: _Answer) -> dict[str, object]:
+        return {"service_name": a.service, "error_details": a.details()}
 
 
 class Http500Exception(_ServerError):
     """HTTP 500: the service failed while handling the request."""
 
     status = 500
-    _what = "The external service {name} failed with an internal error on {endpoint} ({status})."
+    _text = (
+        "The external service {name} failed with an internal error on {endpoint} ({status})."
+        "{said}{wait}{then}"
+    )
 
 
 class Http502Exception(_ServerError):
     """HTTP 502: a gateway in front of the service got no valid answer from it."""
 
     status = 502
-    _what = (
+    _text = (
         "The external service {name} could not be reached through its gateway for {endpoint} "
-        "({status}): the gateway got no valid answer from it."
+        "({status}): the gateway got no valid answer from it.{said}{wait}{then}"
     )
 
 
@@ -432,13 +432,18 @@ class Http503Exception(_ServerError):
     """HTTP 503: the service is unavailable (down, overloaded, in maintenance)."""
 
     status = 503
-    _what = "The external service {name} is unavailable for {endpoint} ({status})."
+    _text = (
+        "The external service {name} is unavailable for {endpoint} ({status}).{said}{wait}{then}"
+    )
 
 
 class HttpUnmappedStatusException(_ServerError):
     """Any received status without a class of its own (a 3xx not followed, a 418, a 599...)."""
 
-    _what = "The external service {name} answered {endpoint} with an unexpected status ({status})."
+    _text = (
+        "The external service {name} answered {endpoint} with an unexpected status ({status})."
+        "{said}{wait}{then}"
+    )
 
 
 _TABLE: dict[int, type[_Carrier]] = {
