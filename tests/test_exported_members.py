@@ -50,4 +50,4 @@ def test_import_is_lazy() -> None:
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
-    assert result.stdout.strip() == "['pytest_nucleo']"
+    assert result.stdout.strip() == "['pytest_nucleo', 'pytest_nucleo._lazy']"

@@ -6,8 +6,9 @@ not respx or syrupy; production code imports ``pytest_nucleo`` only.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pytest_nucleo._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ._contract import ToolContract, overrides_contract
@@ -93,14 +94,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pytest_nucleo.testing' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, globals())
