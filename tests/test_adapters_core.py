@@ -106,3 +106,14 @@ def test_run_sync_refuses_a_running_loop() -> None:
 
     with pytest.raises(RuntimeError, match=r"use `await aharness\(\.\.\.\)`"):
         asyncio.run(nested())
+
+
+def test_the_wrapper_carries_the_runners_name_for_the_tool() -> None:
+    @nucleo.tool(name="lookup_order")
+    def fetch(order_number: str) -> object:
+        return get_order(order_number)
+
+    wrapped = through_runner(fetch, deliver)
+    assert wrapped.__name__ == "lookup_order"
+    with pytest.raises(Delivered, match="A system error occurred in lookup_order"):
+        wrapped(order_number="bug")

@@ -33,6 +33,7 @@ OnFailure = Callable[[ToolResult], Any]
 
 def through_runner(func: Callable[..., Any], on_failure: OnFailure) -> Callable[..., Any]:
     """A wrapper of ``func`` (sync or async, like ``func``) that runs it through the runner."""
+    wrapper: Callable[..., Any]
     if inspect.iscoroutinefunction(func):
 
         @functools.wraps(func)
@@ -40,14 +41,19 @@ def through_runner(func: Callable[..., Any], on_failure: OnFailure) -> Callable[
             result = await arun_tool(func, arguments)
             return on_failure(result) if result.is_error else result.value
 
-        return run_async
+        wrapper = run_async
+    else:
 
-    @functools.wraps(func)
-    def run(**arguments: Any) -> Any:
-        result = run_tool(func, arguments)
-        return on_failure(result) if result.is_error else result.value
+        @functools.wraps(func)
+        def run(**arguments: Any) -> Any:
+            result = run_tool(func, arguments)
+            return on_failure(result) if result.is_error else result.value
 
-    return run
+        wrapper = run
+    # Frameworks register a tool under its __name__: make it the runner's name (set with
+    # @tool(name=...)), the one the SystemException text uses, so the model sees one name.
+    wrapper.__name__ = _name_of(func)
+    return wrapper
 
 
 # -- what several adapters need from the runner, in one place --------------------------------
