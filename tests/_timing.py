@@ -12,7 +12,7 @@ _real_asleep = asyncio.sleep
 
 
 def _no_sleep(seconds: float) -> None:
-    raise AssertionError(f"a test called time.sleep({seconds!r}): drive time with a FakeClock")
+    raise AssertionError(f"a test really slept ({seconds!r} s): drive time with a FakeClock")
 
 
 async def _no_asleep(delay: float, result: Any = None) -> Any:
