@@ -49,6 +49,7 @@ logger = logging.getLogger("pytest_nucleo.runner")
 logging.getLogger("pytest_nucleo").addHandler(logging.NullHandler())
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 DEFAULT_RETRIES = 3
 DEFAULT_BACKOFF = 0.5
@@ -776,25 +777,20 @@ def run_tool(
     """
     call = _Call.prepare(tool, name, limiters, retries, backoff, max_backoff, clock)
     if call.facts.is_async:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(
-                arun_tool(
-                    tool,
-                    arguments,
-                    name=call.name,
-                    limiters=call.limiters,
-                    retries=retries,
-                    backoff=backoff,
-                    max_backoff=max_backoff,
-                    clock=clock,
-                    cancel=cancel,
-                )
-            )
-        raise RuntimeError(
-            f"{call.name} is an async tool and an event loop is running in this thread: "
-            "use `await arun_tool(...)`"
+        return run_sync(
+            lambda: arun_tool(
+                tool,
+                arguments,
+                name=call.name,
+                limiters=call.limiters,
+                retries=retries,
+                backoff=backoff,
+                max_backoff=max_backoff,
+                clock=clock,
+                cancel=cancel,
+            ),
+            refusal=f"{call.name} is an async tool and an event loop is running in this thread: "
+            "use `await arun_tool(...)`",
         )
     try:
         args, kwargs = _bind(call.facts, arguments)
@@ -841,3 +837,21 @@ async def arun_tool(
     if timeout is None and cancel is None:
         return await call.arun(args, kwargs)
     return await call.arun_guarded(args, kwargs, timeout, cancel)
+
+
+def run_sync(start: Callable[[], Awaitable[T]], *, refusal: str) -> T:
+    """Run the coroutine ``start()`` makes from sync code; under a running event loop raise
+    ``RuntimeError(refusal)`` instead, before the coroutine is made.
+
+    ``asyncio.run`` rather than a framework's own ``run_sync``, which may leave its loop open
+    (a ResourceWarning, an error under ``-W error``).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_awaited(start()))
+    raise RuntimeError(refusal)
+
+
+async def _awaited(awaitable: Awaitable[T]) -> T:
+    return await awaitable

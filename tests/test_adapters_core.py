@@ -94,15 +94,15 @@ def test_schema_failures_read_like_the_runners_own_checks() -> None:
 
 
 def test_run_sync_refuses_a_running_loop() -> None:
-    from pytest_nucleo.adapters._core import run_sync
+    from pytest_nucleo._runner import run_sync
 
     async def answer() -> int:
         return 42
 
-    assert run_sync(answer, instead="answer") == 42
+    assert run_sync(answer, refusal="unused") == 42
 
     async def nested() -> None:
-        run_sync(answer, instead="aharness")
+        run_sync(answer, refusal="use `await aharness(...)`")
 
     with pytest.raises(RuntimeError, match=r"use `await aharness\(\.\.\.\)`"):
         asyncio.run(nested())

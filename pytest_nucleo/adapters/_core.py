@@ -10,10 +10,9 @@ framework's error channel is.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pytest_nucleo._exceptions import InvalidInputException
@@ -85,22 +84,3 @@ def schema_failure(
     if len(location) > 1:
         rule = f"{rule} (at {'.'.join(str(part) for part in location[1:])})"
     return InvalidInputException(parameter, first.get("input"), rule)
-
-
-def run_sync(start: Callable[[], Awaitable[T]], *, instead: str) -> T:
-    """Run a test harness's coroutine from sync code; under a running loop, say what to await.
-
-    ``asyncio.run`` rather than a framework's own ``run_sync``, which may leave its loop open
-    (a ResourceWarning, an error under ``-W error``).
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_awaited(start()))
-    raise RuntimeError(
-        f"this harness cannot run under a running event loop: use `await {instead}(...)`"
-    )
-
-
-async def _awaited(awaitable: Awaitable[T]) -> T:
-    return await awaitable

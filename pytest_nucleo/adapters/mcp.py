@@ -45,11 +45,15 @@ from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent
 
-from pytest_nucleo._runner import ToolResult
-from pytest_nucleo.adapters._core import run_sync, through_runner
+from pytest_nucleo._runner import ToolResult, run_sync
+from pytest_nucleo.adapters._core import through_runner
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
+
+_UNDER_A_LOOP = (
+    "this harness cannot run under a running event loop: use `await acall_mcp_tool(...)`"
+)
 
 __all__ = ["MCPReceived", "acall_mcp_tool", "call_mcp_tool", "error_result", "mcp_tool"]
 
@@ -160,4 +164,4 @@ def call_mcp_tool(
 
     Under a running event loop (an ``async def`` test) await :func:`acall_mcp_tool` instead.
     """
-    return run_sync(lambda: acall_mcp_tool(server, name, arguments), instead="acall_mcp_tool")
+    return run_sync(lambda: acall_mcp_tool(server, name, arguments), refusal=_UNDER_A_LOOP)

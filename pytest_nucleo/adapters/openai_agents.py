@@ -68,8 +68,12 @@ from pytest_nucleo._exceptions import (
     LLMReadableException,
     SystemException,
 )
-from pytest_nucleo._runner import ToolResult
-from pytest_nucleo.adapters._core import run_sync, schema_failure, through_runner, tool_name
+from pytest_nucleo._runner import ToolResult, run_sync
+from pytest_nucleo.adapters._core import schema_failure, through_runner, tool_name
+
+_UNDER_A_LOOP = (
+    "this harness cannot run under a running event loop: use `await arun_through_agents(...)`"
+)
 
 __all__ = [
     "AgentsReceived",
@@ -337,4 +341,4 @@ def run_through_agents(
     tool: FunctionTool, arguments: Mapping[str, Any] | str | None = None
 ) -> AgentsReceived:
     """:func:`arun_through_agents` for sync code (tests without an event loop)."""
-    return run_sync(lambda: arun_through_agents(tool, arguments), instead="arun_through_agents")
+    return run_sync(lambda: arun_through_agents(tool, arguments), refusal=_UNDER_A_LOOP)

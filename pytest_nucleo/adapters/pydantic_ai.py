@@ -57,8 +57,12 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from pytest_nucleo._runner import ToolResult
-from pytest_nucleo.adapters._core import run_sync, through_runner
+from pytest_nucleo._runner import ToolResult, run_sync
+from pytest_nucleo.adapters._core import through_runner
+
+_UNDER_A_LOOP = (
+    "this harness cannot run under a running event loop: use `await acall_through_agent(...)`"
+)
 
 __all__ = [
     "ModelReceived",
@@ -238,7 +242,7 @@ def call_through_agent(
     then propagates from this call, as it ends a real run). Under a running event loop use
     :func:`acall_through_agent`.
     """
-    return run_sync(lambda: acall_through_agent(tool, arguments), instead="acall_through_agent")
+    return run_sync(lambda: acall_through_agent(tool, arguments), refusal=_UNDER_A_LOOP)
 
 
 async def acall_through_agent(

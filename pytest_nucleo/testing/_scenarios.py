@@ -8,7 +8,6 @@ nothing, and a clean, secret-free text. A broken rule fails with a message that 
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from pytest_nucleo import (
     UpstreamThrottleException,
 )
 from pytest_nucleo._chain import iter_chain
+from pytest_nucleo._runner import run_sync
 from pytest_nucleo._secrets import redact
 from pytest_nucleo._status import THROTTLE_RULE_STATUSES
 
@@ -110,14 +110,12 @@ class Observation:
 
 def call_tool(tool: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
     """Call a sync or async tool with keyword arguments; an async one runs to completion."""
-    result = tool(**arguments)
-    if inspect.isawaitable(result):
-        return asyncio.run(_awaited(result))
-    return result
-
-
-async def _awaited(awaitable: Any) -> Any:
-    return await awaitable
+    if inspect.iscoroutinefunction(tool):
+        return run_sync(
+            lambda: tool(**arguments),
+            refusal="a contract scenario runs its async tool itself, so not under a running loop",
+        )
+    return tool(**arguments)
 
 
 def _meaning_found(exc: LLMReadableException, expected: type[LLMReadableException]) -> bool:
