@@ -7,6 +7,7 @@ import importlib
 from importlib.metadata import entry_points
 
 import hypothesis  # noqa: F401
+import pytest
 
 import pytest_nucleo.testing as _testing
 
@@ -19,3 +20,14 @@ pytest_plugins = ["pytester"]
 
 # Every test here fails if anything really sleeps: time is injected.
 from _timing import no_real_sleep  # noqa: E402, F401
+
+# The runs pytester starts must read the same wherever the suite runs. pytest prints whole
+# failure messages in its short summary when CI or BUILD_NUMBER is set, and the report appends to
+# GITHUB_STEP_SUMMARY when set; a test that wants either sets it itself.
+_CI_VARIABLES = ("CI", "BUILD_NUMBER", "GITHUB_STEP_SUMMARY")
+
+
+@pytest.fixture(autouse=True)
+def without_ci_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in _CI_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
