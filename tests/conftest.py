@@ -22,12 +22,21 @@ pytest_plugins = ["pytester"]
 from _timing import no_real_sleep  # noqa: E402, F401
 
 # The runs pytester starts must read the same wherever the suite runs. pytest prints whole
-# failure messages in its short summary when CI or BUILD_NUMBER is set, and the report appends to
-# GITHUB_STEP_SUMMARY when set; a test that wants either sets it itself.
-_CI_VARIABLES = ("CI", "BUILD_NUMBER", "GITHUB_STEP_SUMMARY")
+# failure messages in its short summary when CI or BUILD_NUMBER is set; the report appends to
+# GITHUB_STEP_SUMMARY when set; syrupy takes a run for an xdist worker's (locks its files and
+# reports no unused snapshots) when PYTEST_XDIST_WORKER is set, as it is while this suite itself
+# runs under xdist. A test that wants one of them sets it itself.
+_OUTER_VARIABLES = (
+    "CI",
+    "BUILD_NUMBER",
+    "GITHUB_STEP_SUMMARY",
+    "PYTEST_XDIST_WORKER",
+    "PYTEST_XDIST_WORKER_COUNT",
+    "PYTEST_XDIST_TESTRUNUID",
+)
 
 
 @pytest.fixture(autouse=True)
-def without_ci_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in _CI_VARIABLES:
+def without_outer_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in _OUTER_VARIABLES:
         monkeypatch.delenv(name, raising=False)

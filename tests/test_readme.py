@@ -64,10 +64,10 @@ def test_printed_output_shown_in_the_readme_is_true() -> None:
 def test_the_two_commands_are_the_ones_ci_and_newcomers_run() -> None:
     install_and_run, run_tests = (code.strip() for source, lang, code in BLOCKS if lang == "sh")
     assert install_and_run.endswith("pip install . && pytest examples")
-    assert run_tests.endswith("pip install -e '.[test]' && python -m pytest")
+    assert run_tests.endswith("pip install -e '.[test]' && python -m pytest -n auto")
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "python -m pip install --quiet -e '.[test]'" in ci
-    assert ci.rstrip().endswith("python -m pytest")
+    assert ci.rstrip().endswith("python -m pytest -n auto")
 
 
 def test_the_examples_are_collected_by_the_test_command() -> None:
