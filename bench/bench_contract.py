@@ -2,8 +2,12 @@
 
     python bench/bench_contract.py [--rounds N]
 
-P4  the whole ToolContract matrix for one tool, in ms beyond a one-test session's start;
-    50 tools vs 10 tools (linear would be 5).
+P4  the whole ToolContract matrix for one tool: the time its tests take (setup, call and
+    teardown, first-use imports included) in a session, beside as many bare tests in the same
+    session that each assert one syrupy snapshot (pytest's and syrupy's own per-test cost, the
+    floor of any matrix made of separate tests). Summed inside the session, because whole
+    sessions here vary by more than the 40 ms measured. Then 50 tools vs 10 tools, in whole
+    sessions beyond a one-test session's start (linear would be 5).
 P6  ms per generated scenario in a @given test over fetch_scenarios(), beside the same test
     over st.integers() as the baseline (hypothesis' own per-example cost); health checks on.
 
@@ -13,6 +17,7 @@ Medians over interleaved rounds of whole pytest sessions in subprocesses.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -22,6 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_plugin import medians, session
+
+from pytest_nucleo.testing import contract_matrix, respond
 
 HERE = Path(__file__).resolve().parent.parent
 TOOLS = (HERE / "tests" / "sample_tools.py").read_text()
@@ -39,16 +46,54 @@ class TestTool{n}(ToolContract):
 
 HEADER = "from pytest_nucleo.testing import ToolContract, respond\nimport tools\n"
 
+BARE = """
+import pytest
 
-def contracts(root: Path, name: str, count: int) -> Path:
+@pytest.mark.parametrize("n", range({count}))
+def test_bare(n, snapshot):
+    assert f"text {{n}}" == snapshot
+"""
+
+# Sums the time of each test module's tests (every phase) into durations.json.
+TIMING_CONFTEST = """
+import collections, json
+
+spent = collections.Counter()
+
+def pytest_runtest_logreport(report):
+    spent[report.nodeid.split("::")[0]] += report.duration
+
+def pytest_sessionfinish(session):
+    with open("durations.json", "w") as file:
+        json.dump(spent, file)
+"""
+
+
+def project(root: Path, name: str, modules: dict[str, str]) -> Path:
     folder = root / name
     folder.mkdir()
     (folder / "tools.py").write_text(TOOLS)
     (folder / "pytest.ini").write_text("[pytest]\naddopts = -q -p no:cacheprovider\n")
-    body = HEADER + "".join(CONTRACT.format(n=n) for n in range(count)) if count else ""
-    (folder / "test_contracts.py").write_text(body or "def test_one():\n    pass\n")
+    for module, source in modules.items():
+        (folder / f"{module}.py").write_text(source)
     session(folder, "--snapshot-update")
     return folder
+
+
+def contracts(root: Path, name: str, count: int) -> Path:
+    body = HEADER + "".join(CONTRACT.format(n=n) for n in range(count)) if count else ""
+    return project(root, name, {"test_contracts": body or "def test_one():\n    pass\n"})
+
+
+def module_ms(folder: Path, rounds: int) -> dict[str, float]:
+    """Median time of each test module's tests, in ms, over ``rounds`` sessions."""
+    samples: dict[str, list[float]] = {}
+    for _ in range(rounds):
+        session(folder)
+        spent = json.loads((folder / "durations.json").read_text())
+        for module, seconds in spent.items():
+            samples.setdefault(module, []).append(seconds * 1000)
+    return {module: statistics.median(values) for module, values in samples.items()}
 
 
 def generation_ms(strategy_source: str, examples: int) -> float:
@@ -77,14 +122,26 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        folders = {n: contracts(root, f"tools{n}", n) for n in (0, 1, 10, 50)}
-        times = medians(rounds, {str(n): (folder, ()) for n, folder in folders.items()})
-        start, one = times["0"], times["1"]
-        print(
-            f"P4 one tool's matrix: {(one - start) * 1000:.0f} ms beyond a one-test session "
-            f"({start:.2f} s) (target < 40 ms)"
+        scenarios = len(contract_matrix("fetch", valid_response=respond(200)))
+        timed = project(
+            root,
+            "timed",
+            {
+                "conftest": TIMING_CONFTEST,
+                "test_contracts": HEADER + CONTRACT.format(n=0),
+                "test_bare": BARE.format(count=scenarios),
+            },
         )
-        ten, fifty = times["10"] - start, times["50"] - start
+        spent = module_ms(timed, 3 * rounds)
+        one, bare = spent["test_contracts.py"], spent["test_bare.py"]
+        print(
+            f"P4 one tool's matrix ({scenarios} tests): {one:.0f} ms in the session "
+            f"(target < 40 ms); {scenarios} bare snapshot tests: {bare:.0f} ms, "
+            f"ratio {one / bare:.2f}"
+        )
+        folders = {n: contracts(root, f"tools{n}", n) for n in (0, 10, 50)}
+        times = medians(rounds, {str(n): (folder, ()) for n, folder in folders.items()})
+        ten, fifty = times["10"] - times["0"], times["50"] - times["0"]
         print(
             f"P4 50 tools vs 10 tools (beyond session start): {fifty:.2f} s vs {ten:.2f} s, "
             f"ratio {fifty / ten:.2f} (target <= 5.5)"
