@@ -19,9 +19,11 @@ if TYPE_CHECKING:
 
     from pytest_nucleo.testing import FakeUpstream
 
-MARKER_OPTIONS = ("assert_all_called", "base_url")
+MARKER_OPTIONS = ("assert_all_called", "base_url", "expect_leaks")
+_UPSTREAM_OPTIONS = ("assert_all_called", "base_url")
 
 _call_failed = pytest.StashKey[bool]()
+_options = pytest.StashKey[dict[str, Any]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -48,33 +50,56 @@ class _RunnerWatch(logging.Handler):
         super().__init__(logging.ERROR)
         self.config = config
         self.where: str | None = None
+        self.expect_leaks = False
 
     def emit(self, record: logging.LogRecord) -> None:
+        # A session run inside a test (pytester) adds its own watch: that innermost one alone
+        # records, so a failure seen by the inner run is not reported by the outer one too.
+        if self is not _watches[-1]:
+            return
         if self.where is None or not record.exc_info or not record.args:
             return
         from pytest_nucleo.testing._report import record_runner_failure
 
         tool = str(record.args[0]) if isinstance(record.args, tuple) else "tool"
-        record_runner_failure(self.config, tool, self.where, record.exc_info[1])  # type: ignore[arg-type]
+        failure = record.exc_info[1]
+        record_runner_failure(
+            self.config,
+            tool,
+            self.where,
+            failure,  # type: ignore[arg-type]
+            expect_leaks=self.expect_leaks,
+        )
 
 
 _watch = pytest.StashKey[_RunnerWatch]()
+_watches: list[_RunnerWatch] = []  # one per configured session, innermost last
 
 
 def pytest_configure(config: pytest.Config) -> None:
     watch = config.stash[_watch] = _RunnerWatch(config)
+    _watches.append(watch)
     logging.getLogger("pytest_nucleo.runner").addHandler(watch)
     config.addinivalue_line(
         "markers",
-        "nucleo(assert_all_called=True, base_url=None): configure the fake_upstream fixture "
-        "(assert_all_called=False lets routes go uncalled; base_url makes relative route URLs).",
+        "nucleo(assert_all_called=True, base_url=None, expect_leaks=False): configure the "
+        "fake_upstream fixture (assert_all_called=False lets routes go uncalled; base_url makes "
+        "relative route URLs); expect_leaks=True: the test makes a tool leak a foreign "
+        "exception on purpose, so the report does not count it.",
     )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     watch = config.stash.get(_watch, None)
     if watch is not None:
+        _watches.remove(watch)
         logging.getLogger("pytest_nucleo.runner").removeHandler(watch)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # Checked before any fixture runs, so a misspelt option fails the test whatever it uses.
+    item.stash[_options] = _marker_options(item)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -82,11 +107,13 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     watch = item.config.stash.get(_watch, None)
     if watch is not None:
         watch.where = item.nodeid
+        watch.expect_leaks = bool(item.stash.get(_options, {}).get("expect_leaks", False))
     try:
         return (yield)
     finally:
         if watch is not None:
             watch.where = None
+            watch.expect_leaks = False
 
 
 @pytest.hookimpl(wrapper=True)
@@ -99,8 +126,8 @@ def pytest_runtest_makereport(
     return report
 
 
-def _marker_options(request: pytest.FixtureRequest) -> dict[str, Any]:
-    marker = request.node.get_closest_marker("nucleo")
+def _marker_options(item: pytest.Item) -> dict[str, Any]:
+    marker = item.get_closest_marker("nucleo")
     if marker is None:
         return {}
     if marker.args:
@@ -133,7 +160,8 @@ def fake_upstream(request: pytest.FixtureRequest) -> Generator[FakeUpstream, Non
             )
     from pytest_nucleo.testing import FakeUpstream
 
-    upstream = FakeUpstream(**_marker_options(request))
+    options = request.node.stash[_options]  # set by pytest_runtest_setup
+    upstream = FakeUpstream(**{k: v for k, v in options.items() if k in _UPSTREAM_OPTIONS})
     with upstream:
         yield upstream
         if request.node.stash.get(_call_failed, False):

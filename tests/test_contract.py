@@ -272,6 +272,74 @@ def test_strict_mode_fails_a_run_whose_tests_passed(pytester: pytest.Pytester) -
     assert strict.ret == 1
 
 
+def test_expected_leaks_are_left_out_but_unclean_texts_are_not(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+        import pytest_nucleo as nucleo
+        from pytest_nucleo import run_tool
+
+        def get_order(number):
+            return {}[number]
+
+        def sloppy_order(number):
+            failure = nucleo.ExternalServiceException("Shop", "down")
+            failure.llm_message = "Shop failed: <Client object at 0x7f3a2b1c4d50>"
+            raise failure
+
+        @pytest.mark.nucleo(expect_leaks=True)
+        def test_the_runner_turns_a_bug_into_a_system_error():
+            assert run_tool(get_order, {"number": "1"}).is_error
+
+        @pytest.mark.nucleo(expect_leaks=True)
+        def test_an_unclean_text_is_still_seen():
+            assert run_tool(sloppy_order, {"number": "1"}).is_error
+        """
+    )
+    only_the_leak = pytester.runpytest("--nucleo-strict", "-k", "bug")
+    only_the_leak.assert_outcomes(passed=1)
+    assert "nucleo failure matrix" not in only_the_leak.stdout.str()
+    assert only_the_leak.ret == 0
+
+    both = pytester.runpytest("--nucleo-strict", "--nucleo-report=report")
+    both.assert_outcomes(passed=2)
+    report = json.loads((pytester.path / "report.json").read_text())
+    seen = [(o["tool"], o["leaked"], o["unclean"]) for o in report["observations"]]
+    assert seen == [
+        (
+            "sloppy_order",
+            False,
+            ["it holds an object repr or memory address ('<Client object at 0x7f3a2b1c4d50>')"],
+        )
+    ]
+    both.stdout.fnmatch_lines(["*sloppy_order [[]*test_an_unclean_text_is_still_seen[]]: unclean*"])
+    assert both.ret == 1
+
+
+def test_a_session_inside_a_test_reports_its_own_leaks_only(pytester: pytest.Pytester) -> None:
+    # Only the innermost running session records what the runner logs: a plugin's own tests
+    # that run leaking tools in pytester sessions do not fail their own strict run.
+    pytester.makepyfile(
+        test_outer="""
+        pytest_plugins = ["pytester"]
+
+        def test_runs_a_session(pytester):
+            pytester.makepyfile(
+                "from pytest_nucleo import run_tool\\n"
+                "def test_leak():\\n"
+                "    assert run_tool(lambda: {}['x'], {}).is_error\\n"
+            )
+            inner = pytester.runpytest("--nucleo-strict")
+            inner.assert_outcomes(passed=1)
+            assert inner.ret == 1
+        """
+    )
+    result = pytester.runpytest("--nucleo-strict")
+    result.assert_outcomes(passed=1)
+    assert "nucleo failure matrix" not in result.stdout.str()
+    assert result.ret == 0
+
+
 def test_strict_mode_never_hides_an_interrupted_run(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """

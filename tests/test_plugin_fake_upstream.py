@@ -307,13 +307,23 @@ def test_marker_misuse(pytester: pytest.Pytester) -> None:
         @pytest.mark.nucleo(strict=False)
         def test_bad_option(fake_upstream):
             pass
+
+        @pytest.mark.nucleo(expect_leak=True)
+        def test_misspelt_without_the_fixture():
+            pass
         """
     )
     result = pytester.runpytest()
+    result.assert_outcomes(errors=2)
     result.stdout.fnmatch_lines(
-        ["*@pytest.mark.nucleo got unknown option(s) strict; it takes assert_all_called, base_url*"]
+        [
+            "*@pytest.mark.nucleo got unknown option(s) strict; it takes assert_all_called, "
+            "base_url, expect_leaks",
+            "*@pytest.mark.nucleo got unknown option(s) expect_leak; it takes assert_all_called, "
+            "base_url, expect_leaks",
+        ],
+        consecutive=False,
     )
-    assert result.ret != 0
 
 
 def test_refuses_beside_respx_mock(pytester: pytest.Pytester) -> None:

@@ -26,12 +26,19 @@ def record(config: pytest.Config, observation: Observation) -> None:
 
 
 def record_runner_failure(
-    config: pytest.Config, tool: str, where: str, failure: BaseException
+    config: pytest.Config,
+    tool: str,
+    where: str,
+    failure: BaseException,
+    *,
+    expect_leaks: bool = False,
 ) -> None:
     """Add what ``run_tool`` logged for an uncorrectable failure, when it leaked or is unclean.
 
     Only problems are kept: the matrix shows contract scenarios, and ``--nucleo-strict`` needs
-    to see a leak even in a test that passed.
+    to see a leak even in a test that passed. In a test marked
+    ``@pytest.mark.nucleo(expect_leaks=True)`` a leak is deliberate and not kept; an unclean
+    text still is.
     """
     from pytest_nucleo import LLMReadableException, SystemException
 
@@ -40,8 +47,10 @@ def record_runner_failure(
     if not isinstance(failure, LLMReadableException):
         return
     cause = failure.__cause__
-    leaked = isinstance(failure, SystemException) and not (
-        cause is None or isinstance(cause, LLMReadableException)
+    leaked = (
+        not expect_leaks
+        and isinstance(failure, SystemException)
+        and not (cause is None or isinstance(cause, LLMReadableException))
     )
     unclean = text_problems(failure.explain_to_llm())
     if not (leaked or unclean):
