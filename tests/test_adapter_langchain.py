@@ -96,6 +96,7 @@ def test_an_uncorrectable_failure_is_an_error_tool_message(
 
 
 @SYNC_AND_ASYNC
+@pytest.mark.nucleo(expect_leaks=True)
 def test_a_foreign_exception_reaches_the_model_as_the_system_exception_text(
     tool: BaseTool, llm_snapshot: SnapshotAssertion
 ) -> None:
@@ -205,6 +206,7 @@ def test_the_decorator_gives_a_structured_tool_keeping_name_docstring_and_parame
     assert set(aget_order.args) == {"order_number", "include_items"}
 
 
+@pytest.mark.nucleo(expect_leaks=True)
 def test_the_runners_name_and_an_explicit_description_are_used() -> None:
     @langchain_tool(description="Look up the weather.")
     @nucleo.tool(name="weather_lookup")
@@ -290,6 +292,7 @@ def test_an_async_tool_has_no_sync_path() -> None:
         invoke_tool(aget_order, {"order_number": "42"})
 
 
+@pytest.mark.nucleo(expect_leaks=True)
 def test_a_tool_exception_raised_by_the_function_is_foreign_to_the_contract() -> None:
     @langchain_tool
     def legacy(order_number: str) -> str:

@@ -110,6 +110,7 @@ def test_uncorrectable_failure_is_an_error_result_with_the_explanation(
 
 
 @pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.nucleo(expect_leaks=True)
 def test_foreign_exception_reaches_the_model_as_the_system_exception_text(
     server: Server, tool: str, llm_snapshot: SnapshotAssertion
 ) -> None:
@@ -156,6 +157,7 @@ def test_the_text_is_exactly_explain_to_llm() -> None:
     assert call_mcp_tool(server, "get_order", {"order_number": "503"}).text == expected
 
 
+@pytest.mark.nucleo(expect_leaks=True)
 def test_failures_are_logged_once_by_the_runner_not_by_the_server(
     server: Server, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -166,6 +168,7 @@ def test_failures_are_logged_once_by_the_runner_not_by_the_server(
     assert failures[0].exc_info is not None  # the stack stays in the log
 
 
+@pytest.mark.nucleo(expect_leaks=True)
 def test_fastmcp_masking_does_not_hide_our_text() -> None:
     # mask_error_details replaces a raised exception's text; our result is not an exception,
     # and its text is already safe for the model.

@@ -97,6 +97,7 @@ def test_uncorrectable_failure(order_tool: FunctionTool, llm_snapshot: SnapshotA
     assert received.text == llm_snapshot
 
 
+@pytest.mark.nucleo(expect_leaks=True)
 def test_foreign_exception_reaches_the_model_as_the_system_exception_text(
     order_tool: FunctionTool, llm_snapshot: SnapshotAssertion, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -117,6 +117,7 @@ def test_uncorrectable_failure_goes_to_tool_failed(llm_snapshot: SnapshotAsserti
     assert received.wrapped_text == llm_snapshot
 
 
+@pytest.mark.nucleo(expect_leaks=True)
 def test_foreign_exception_reaches_the_model_as_the_system_exception_text(
     llm_snapshot: SnapshotAssertion,
 ) -> None:
@@ -156,6 +157,7 @@ def test_success_returns_the_value_as_pydantic_ai_serializes_it(
     assert received.text == llm_snapshot
 
 
+@pytest.mark.nucleo(expect_leaks=True)
 def test_the_wrapped_text_is_the_error_object_of_providers_without_an_error_channel() -> None:
     for number in ("12-34", "00000000", "99999999", "11111111"):
         received = call_through_agent(wrapped_get_order, {"order_number": number})
@@ -165,6 +167,7 @@ def test_the_wrapped_text_is_the_error_object_of_providers_without_an_error_chan
 # --- async tools ------------------------------------------------------------------------------
 
 
+@pytest.mark.nucleo(expect_leaks=True)
 def test_async_tool_under_the_async_harness(llm_snapshot: SnapshotAssertion) -> None:
     assert inspect.iscoroutinefunction(wrapped_aget_order)
     ok = asyncio.run(acall_through_agent(wrapped_aget_order, {"order_number": "12345678"}))

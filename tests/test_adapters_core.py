@@ -47,6 +47,7 @@ def test_the_wrapper_keeps_name_docstring_and_signature() -> None:
     assert inspect.iscoroutinefunction(through_runner(aget_order, deliver))
 
 
+@pytest.mark.nucleo(expect_leaks=True)
 def test_success_returns_the_value_and_failures_go_to_the_framework() -> None:
     wrapped = through_runner(get_order, deliver)
     assert wrapped(order_number="1", include_items=True) == {"number": "1", "items": True}
@@ -108,6 +109,7 @@ def test_run_sync_refuses_a_running_loop() -> None:
         asyncio.run(nested())
 
 
+@pytest.mark.nucleo(expect_leaks=True)
 def test_the_wrapper_carries_the_runners_name_for_the_tool() -> None:
     @nucleo.tool(name="lookup_order")
     def fetch(order_number: str) -> object:

@@ -142,6 +142,7 @@ def test_assert_error_result() -> None:
         )
 
 
+@pytest.mark.nucleo(expect_leaks=True)
 def test_assert_error_result_on_the_runners_result() -> None:
     def get_order(number: str) -> None:
         raise nucleo.ResourceNotFoundException("order", number)

@@ -25,6 +25,7 @@ EXCERPTS = [(source, code) for source, lang, code in BLOCKS if source]
 
 
 @pytest.mark.parametrize("code", SCRIPTS, ids=[f"script{n}" for n in range(len(SCRIPTS))])
+@pytest.mark.nucleo(expect_leaks=True)
 def test_python_block_runs(code: str) -> None:
     exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
 

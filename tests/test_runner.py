@@ -78,6 +78,7 @@ def test_strings_are_returned_as_is_and_the_rest_as_json(value: object, text: st
     assert run_tool(lambda: value).text == text
 
 
+@pytest.mark.nucleo(expect_leaks=True)
 def test_a_value_that_cannot_be_serialized_is_a_bug_of_the_tool(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -92,6 +93,7 @@ def test_a_value_that_cannot_be_serialized_is_a_bug_of_the_tool(
 # --- failures --------------------------------------------------------------------------------
 
 
+@pytest.mark.nucleo(expect_leaks=True)
 def test_a_foreign_exception_reaches_the_model_as_a_system_exception(
     llm_snapshot: SnapshotAssertion, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -193,6 +195,7 @@ def test_arguments_that_are_not_a_mapping_are_the_models_mistake(
     assert result.text == llm_snapshot
 
 
+@pytest.mark.nucleo(expect_leaks=True)
 def test_a_type_error_inside_the_tool_is_still_a_bug() -> None:
     def tool_body(count: int) -> int:
         return len(count)  # type: ignore[arg-type]
@@ -224,6 +227,7 @@ def test_non_string_keys_are_refused() -> None:
     assert result.exception.parameter_name == "arguments"
 
 
+@pytest.mark.nucleo(expect_leaks=True)
 def test_tool_names_come_from_the_decorator_the_function_or_the_callable() -> None:
     @nucleo.tool(name="orders.fetch")
     def fetch() -> None:
@@ -372,6 +376,7 @@ def test_the_runner_signals_limiters_on_success_and_on_upstream_failure() -> Non
     assert lim.stats().successes == 1
 
 
+@pytest.mark.nucleo(expect_leaks=True)
 def test_failures_that_are_not_the_upstreams_are_not_counted() -> None:
     clock = FakeClock()
     lim = RateLimiter("github", max_requests=100, window_seconds=1, clock=clock)
@@ -602,6 +607,7 @@ def test_an_outer_cancellation_is_never_swallowed(options: dict[str, Any]) -> No
     assert lim.state == "closed"
 
 
+@pytest.mark.nucleo(expect_leaks=True)
 def test_a_cancelled_error_raised_by_the_tool_itself_is_a_bug_of_the_tool() -> None:
     async def tool_body() -> None:
         raise asyncio.CancelledError  # e.g. a future some other code cancelled
