@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
     from pytest_nucleo.testing import FakeUpstream
 
-MARKER_OPTIONS = ("assert_all_called", "base_url", "expect_leaks")
 _UPSTREAM_OPTIONS = ("assert_all_called", "base_url")
+MARKER_OPTIONS = (*_UPSTREAM_OPTIONS, "expect_leaks")
+_FLAGS = ("assert_all_called", "expect_leaks")
 
 _call_failed = pytest.StashKey[bool]()
 _options = pytest.StashKey[dict[str, Any]]()
@@ -53,9 +54,10 @@ class _RunnerWatch(logging.Handler):
         self.expect_leaks = False
 
     def emit(self, record: logging.LogRecord) -> None:
-        # A session run inside a test (pytester) adds its own watch: that innermost one alone
-        # records, so a failure seen by the inner run is not reported by the outer one too.
-        if self is not _watches[-1]:
+        # A session run inside a test (pytester) runs its own tests inside the outer one's:
+        # only the innermost running test's session records, so a failure is reported once.
+        # (A slice, not [-1]: a tool's thread may log while the last test is being popped.)
+        if self not in _running[-1:]:
             return
         if self.where is None or not record.exc_info or not record.args:
             return
@@ -73,12 +75,11 @@ class _RunnerWatch(logging.Handler):
 
 
 _watch = pytest.StashKey[_RunnerWatch]()
-_watches: list[_RunnerWatch] = []  # one per configured session, innermost last
+_running: list[_RunnerWatch] = []  # the watches of the sessions running a test, innermost last
 
 
 def pytest_configure(config: pytest.Config) -> None:
     watch = config.stash[_watch] = _RunnerWatch(config)
-    _watches.append(watch)
     logging.getLogger("pytest_nucleo.runner").addHandler(watch)
     config.addinivalue_line(
         "markers",
@@ -92,7 +93,6 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     watch = config.stash.get(_watch, None)
     if watch is not None:
-        _watches.remove(watch)
         logging.getLogger("pytest_nucleo.runner").removeHandler(watch)
 
 
@@ -107,11 +107,13 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     watch = item.config.stash.get(_watch, None)
     if watch is not None:
         watch.where = item.nodeid
-        watch.expect_leaks = bool(item.stash.get(_options, {}).get("expect_leaks", False))
+        watch.expect_leaks = item.stash.get(_options, {}).get("expect_leaks", False)
+        _running.append(watch)
     try:
         return (yield)
     finally:
         if watch is not None:
+            _running.remove(watch)
             watch.where = None
             watch.expect_leaks = False
 
@@ -127,21 +129,33 @@ def pytest_runtest_makereport(
 
 
 def _marker_options(item: pytest.Item) -> dict[str, Any]:
-    marker = item.get_closest_marker("nucleo")
-    if marker is None:
-        return {}
-    if marker.args:
-        raise pytest.UsageError(
-            f"@pytest.mark.nucleo takes keyword arguments only ({', '.join(MARKER_OPTIONS)}), "
-            f"got positional {marker.args!r}"
-        )
-    unknown = sorted(set(marker.kwargs) - set(MARKER_OPTIONS))
-    if unknown:
-        raise pytest.UsageError(
-            f"@pytest.mark.nucleo got unknown option(s) {', '.join(unknown)}; "
-            f"it takes {', '.join(MARKER_OPTIONS)}"
-        )
-    return dict(marker.kwargs)
+    """The options of every ``nucleo`` mark on the test, its class and module, merged: per
+    option, the closest node's mark wins (the test's over its class's over its module's), and
+    on the test itself a parameter's mark wins over the function's."""
+    depth = {id(node): level for level, node in enumerate(item.listchain())}
+    marks = sorted(item.iter_markers_with_node("nucleo"), key=lambda pair: depth[id(pair[0])])
+    options: dict[str, Any] = {}
+    # Farthest first; on one node, pytest lists a parameter's marks after the function's.
+    for _, marker in marks:
+        if marker.args:
+            raise pytest.UsageError(
+                f"@pytest.mark.nucleo takes keyword arguments only ({', '.join(MARKER_OPTIONS)}), "
+                f"got positional {marker.args!r}"
+            )
+        unknown = sorted(set(marker.kwargs) - set(MARKER_OPTIONS))
+        if unknown:
+            raise pytest.UsageError(
+                f"@pytest.mark.nucleo got unknown option(s) {', '.join(unknown)}; "
+                f"it takes {', '.join(MARKER_OPTIONS)}"
+            )
+        for flag in _FLAGS:
+            if flag in marker.kwargs and not isinstance(marker.kwargs[flag], bool):
+                raise pytest.UsageError(
+                    f"@pytest.mark.nucleo({flag}=...) takes True or False, "
+                    f"got {marker.kwargs[flag]!r}"
+                )
+        options.update(marker.kwargs)
+    return options
 
 
 @pytest.fixture
@@ -160,7 +174,9 @@ def fake_upstream(request: pytest.FixtureRequest) -> Generator[FakeUpstream, Non
             )
     from pytest_nucleo.testing import FakeUpstream
 
-    options = request.node.stash[_options]  # set by pytest_runtest_setup
+    options = request.node.stash.get(_options, None)  # set by pytest_runtest_setup...
+    if options is None:  # ...unless the fixture was requested before that hook ran
+        options = _marker_options(request.node)
     upstream = FakeUpstream(**{k: v for k, v in options.items() if k in _UPSTREAM_OPTIONS})
     with upstream:
         yield upstream

@@ -316,6 +316,60 @@ def test_expected_leaks_are_left_out_but_unclean_texts_are_not(pytester: pytest.
     assert both.ret == 1
 
 
+def test_nucleo_marks_merge_the_closest_winning_per_option(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import httpx
+        import pytest
+        from pytest_nucleo import run_tool
+
+        def get_order(number):
+            return {}[number]
+
+        @pytest.mark.nucleo(expect_leaks=True)
+        class TestOrders:
+            @pytest.mark.nucleo(assert_all_called=False)
+            def test_class_mark_still_applies(self, fake_upstream):
+                fake_upstream.get("https://shop.example/never").respond(200)
+                assert run_tool(get_order, {"number": "1"}).is_error
+
+        @pytest.mark.parametrize(
+            "number",
+            [pytest.param("2", marks=pytest.mark.nucleo(expect_leaks=False)), "3"],
+        )
+        @pytest.mark.nucleo(expect_leaks=True)
+        def test_parameter_mark_wins(number):
+            assert run_tool(get_order, {"number": number}).is_error
+        """
+    )
+    result = pytester.runpytest("--nucleo-strict", "--nucleo-report=report")
+    result.assert_outcomes(passed=3)
+    report = json.loads((pytester.path / "report.json").read_text())
+    assert [o["scenario"] for o in report["observations"]] == [
+        "test_nucleo_marks_merge_the_closest_winning_per_option.py::test_parameter_mark_wins[2]"
+    ]
+
+
+def test_a_session_configured_inside_a_test_hides_nothing(pytester: pytest.Pytester) -> None:
+    # pytester.parseconfigure() leaves an inner session configured, not running, until the
+    # test ends: the running test's leaks are still the outer session's to report.
+    pytester.makepyfile(
+        test_outer="""
+        from pytest_nucleo import run_tool
+
+        pytest_plugins = ["pytester"]
+
+        def test_leaks_after_configuring_a_session(pytester):
+            pytester.parseconfigure()
+            assert run_tool(lambda: {}["x"], {}).is_error
+        """
+    )
+    result = pytester.runpytest("--nucleo-strict")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*test_leaks_after_configuring_a_session[]]: leaked KeyError*"])
+    assert result.ret == 1
+
+
 def test_a_session_inside_a_test_reports_its_own_leaks_only(pytester: pytest.Pytester) -> None:
     # Only the innermost running session records what the runner logs: a plugin's own tests
     # that run leaking tools in pytester sessions do not fail their own strict run.

@@ -311,18 +311,24 @@ def test_marker_misuse(pytester: pytest.Pytester) -> None:
         @pytest.mark.nucleo(expect_leak=True)
         def test_misspelt_without_the_fixture():
             pass
+
+        @pytest.mark.nucleo(expect_leaks="no")
+        def test_not_a_flag():
+            pass
         """
     )
     result = pytester.runpytest()
-    result.assert_outcomes(errors=2)
+    result.assert_outcomes(errors=3)
+    result.stdout.fnmatch_lines(
+        ["*@pytest.mark.nucleo(expect_leaks=...) takes True or False, got 'no'*"]
+    )
     result.stdout.fnmatch_lines(
         [
             "*@pytest.mark.nucleo got unknown option(s) strict; it takes assert_all_called, "
             "base_url, expect_leaks",
             "*@pytest.mark.nucleo got unknown option(s) expect_leak; it takes assert_all_called, "
             "base_url, expect_leaks",
-        ],
-        consecutive=False,
+        ]
     )
 
 
