@@ -319,7 +319,6 @@ def test_expected_leaks_are_left_out_but_unclean_texts_are_not(pytester: pytest.
 def test_nucleo_marks_merge_the_closest_winning_per_option(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
-        import httpx
         import pytest
         from pytest_nucleo import run_tool
 
