@@ -47,6 +47,23 @@ def test_the_wrapper_keeps_name_docstring_and_signature() -> None:
     assert inspect.iscoroutinefunction(through_runner(aget_order, deliver))
 
 
+def test_the_wrapper_takes_arguments_by_position_too() -> None:
+    wrapped = through_runner(get_order, deliver)
+    assert wrapped("1", True) == {"number": "1", "items": True}
+    assert wrapped("1", include_items=True) == {"number": "1", "items": True}
+    assert asyncio.run(through_runner(aget_order, deliver)("7")) == {"number": "7", "items": False}
+    with pytest.raises(TypeError, match=r"get_order\(\) takes 2 positional arguments but 3"):
+        wrapped("1", True, "extra")
+    with pytest.raises(TypeError, match=r"get_order\(\) got multiple values for order_number"):
+        wrapped("1", order_number="2")
+    # A named argument the tool does not take is the model's mistake, judged by the runner.
+    with pytest.raises(Delivered) as info:
+        wrapped("1", colour="red")
+    failure = info.value.result.exception
+    assert isinstance(failure, nucleo.InvalidInputException)
+    assert failure.parameter_name == "colour"
+
+
 @pytest.mark.nucleo(expect_leaks=True)
 def test_success_returns_the_value_and_failures_go_to_the_framework() -> None:
     wrapped = through_runner(get_order, deliver)

@@ -27,25 +27,50 @@ from pytest_nucleo._runner import (
 
 T = TypeVar("T")
 
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
 OnFailure = Callable[[ToolResult], Any]
 
 
 def through_runner(func: Callable[..., Any], on_failure: OnFailure) -> Callable[..., Any]:
-    """A wrapper of ``func`` (sync or async, like ``func``) that runs it through the runner."""
+    """A wrapper of ``func`` (sync or async, like ``func``) that runs it through the runner.
+
+    Frameworks call it with the model's arguments by name; code (and the Agents SDK) may pass
+    them by position too, as to ``func`` itself."""
+    positional = [
+        parameter.name
+        for parameter in inspect.signature(func).parameters.values()
+        if parameter.kind in _POSITIONAL
+    ]
+
+    def by_name(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        # Only positions are resolved here: every named argument, known or not, goes to the
+        # runner, which answers one that does not fit with a correctable failure.
+        if len(args) > len(positional):
+            raise TypeError(
+                f"{func.__name__}() takes {len(positional)} positional arguments but "
+                f"{len(args)} were given"
+            )
+        named = dict(zip(positional, args, strict=False))
+        twice = sorted(named.keys() & kwargs.keys())
+        if twice:
+            raise TypeError(f"{func.__name__}() got multiple values for {', '.join(twice)}")
+        return {**named, **kwargs}
+
     wrapper: Callable[..., Any]
     if inspect.iscoroutinefunction(func):
 
         @functools.wraps(func)
-        async def run_async(**arguments: Any) -> Any:
-            result = await arun_tool(func, arguments)
+        async def run_async(*args: Any, **kwargs: Any) -> Any:
+            result = await arun_tool(func, by_name(args, kwargs))
             return on_failure(result) if result.is_error else result.value
 
         wrapper = run_async
     else:
 
         @functools.wraps(func)
-        def run(**arguments: Any) -> Any:
-            result = run_tool(func, arguments)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            result = run_tool(func, by_name(args, kwargs))
             return on_failure(result) if result.is_error else result.value
 
         wrapper = run

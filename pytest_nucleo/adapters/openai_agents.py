@@ -46,8 +46,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
-import inspect
 import json
 from collections.abc import Callable, Mapping
 from typing import Any, overload
@@ -193,38 +191,6 @@ def failure_error_function(ctx: RunContextWrapper[Any], error: Exception) -> str
     return _failure_text(ctx, error, None)
 
 
-def _by_name(
-    signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> dict[str, Any]:
-    """The SDK calls with positional arguments; the runner takes the model's named ones."""
-    bound = signature.bind_partial(*args, **kwargs)
-    named: dict[str, Any] = {}
-    for name, value in bound.arguments.items():
-        if signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
-            named.update(value)
-        else:
-            named[name] = value
-    return named
-
-
-def _through_runner(func: Callable[..., Any]) -> Callable[..., Any]:
-    call = through_runner(func, _raise_failure)
-    signature = inspect.signature(func)
-    if inspect.iscoroutinefunction(func):
-
-        @functools.wraps(func)
-        async def invoke_async(*args: Any, **kwargs: Any) -> Any:
-            return await call(**_by_name(signature, args, kwargs))
-
-        return invoke_async
-
-    @functools.wraps(func)
-    def invoke(*args: Any, **kwargs: Any) -> Any:
-        return call(**_by_name(signature, args, kwargs))
-
-    return invoke
-
-
 @overload
 def nucleo_function_tool(func: Callable[..., Any], /) -> FunctionTool: ...
 @overload
@@ -270,7 +236,7 @@ def nucleo_function_tool(
             return _failure_text(ctx, error, schema)
 
         return function_tool(
-            _through_runner(target),
+            through_runner(target, _raise_failure),
             name_override=name,
             description_override=description,
             failure_error_function=failure_text,
