@@ -330,9 +330,10 @@ class RateLimiter:
 
         self._now = self.clock.monotonic
         self._lock = threading.Lock()
-        # Admission times (some in the future: callers waiting for their slot), oldest first;
-        # only the last max_requests matter for the window.
-        self._admitted: deque[float] = deque(maxlen=max_requests)
+        # Admission times (some in the future: callers waiting for their slot), oldest first.
+        # The window looks at the last max_requests; older ones are kept while inside the
+        # window, because a waiter that gives its slot back makes them the last again.
+        self._admitted: deque[float] = deque()
         self._window = self.window_seconds
         self._level = 0.0
         self._quiet_from = -math.inf  # when the last failure was recorded
@@ -424,11 +425,13 @@ class RateLimiter:
             if self._blocked_until > start:
                 start = self._blocked_until
             admitted = self._admitted
+            while len(admitted) > self.max_requests and admitted[0] + self._window <= now:
+                admitted.popleft()  # can never count again
             if admitted:
                 if admitted[-1] > start:
                     start = admitted[-1]
-                if len(admitted) == self.max_requests:
-                    free = admitted[0] + self._window
+                if len(admitted) >= self.max_requests:
+                    free = admitted[-self.max_requests] + self._window
                     if free > start:
                         start = free
             wait = start - now

@@ -683,3 +683,38 @@ def test_a_waiter_cancelled_while_waiting_gives_its_slot_back() -> None:
     clock.advance(10.0)
     lim.record_success(lim.acquire())  # t=10: admitted at once, not a window later
     assert clock.monotonic() == 10.0
+
+
+def test_a_waiter_giving_its_slot_back_frees_no_other_slot() -> None:
+    class Interrupted(Exception):
+        pass
+
+    class CancellingOnce(FakeClock):
+        cancel_next = False
+
+        def sleep(self, seconds: float) -> None:
+            if self.cancel_next:
+                self.cancel_next = False
+                raise Interrupted
+            super().sleep(seconds)
+
+    clock = CancellingOnce()
+    lim = RateLimiter("geo", max_requests=2, window_seconds=10.0, clock=clock)
+    lim.record_success(lim.acquire())
+    lim.record_success(lim.acquire())  # both slots of this window are used at t=0
+    clock.cancel_next = True
+    with pytest.raises(Interrupted):
+        lim.acquire()  # would wait until t=10, but is cancelled
+    clock.advance(0.5)
+    lim.record_success(lim.acquire())  # still 2 calls in the window: waits until t=10
+    assert clock.monotonic() == 10.0
+    assert clock.sleeps == [9.5]
+
+
+def test_admissions_are_forgotten_once_out_of_the_window() -> None:
+    clock = FakeClock()
+    lim = RateLimiter("geo", max_requests=3, window_seconds=1.0, clock=clock)
+    for _ in range(1000):
+        lim.record_success(lim.acquire())
+        clock.advance(0.5)
+    assert len(lim._admitted) <= 4
