@@ -7,6 +7,7 @@ CONTRACT section 1 (no ``\\r``, no object reprs, no secrets, bounded size) hold 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable
 
@@ -110,6 +111,10 @@ def render_value(value: object, limit: int = VALUE_LIMIT) -> str:
     if isinstance(value, str):
         head, cut = _bounded(value, limit, ())
         return _with_cut(json.dumps(head, ensure_ascii=False), cut)
+    if isinstance(value, int) and value.bit_length() > _LONGEST_INT_BITS:
+        # Longer than a value may be shown (and past 4,300 digits, Python refuses to print
+        # it): say its size, computed without printing it.
+        return f"<an integer of {_digits(abs(value))} digits>"
     if value is None or isinstance(value, bool | int | float):
         return json.dumps(value)  # NaN and infinity render as NaN / Infinity, like JavaScript
     if isinstance(value, bytes | bytearray | memoryview):
@@ -117,11 +122,27 @@ def render_value(value: object, limit: int = VALUE_LIMIT) -> str:
     if isinstance(value, list | tuple | dict):
         try:
             encoded = json.dumps(value, ensure_ascii=False, default=_kind_of)
-        except (ValueError, RecursionError):  # circular or absurdly deep structures
+        # Circular or absurdly deep structures, huge ints inside, keys JSON has no form for.
+        except (ValueError, RecursionError, TypeError):
             return f"<a {type(value).__name__} that cannot be shown>"
         head, cut = _bounded(encoded, limit, ())
         return _with_cut(_WHITESPACE.sub(" ", head), cut)
     return _kind_of(value)
+
+
+_LONGEST_INT_BITS = 660
+"""Integers of more bits (about 199 digits and up) are shown by their size, not their digits."""
+
+
+def _digits(value: int) -> int:
+    """How many decimal digits the positive ``value`` has."""
+    digits = int(math.log10(value)) + 1
+    # log10 of a huge int may land a hair off an exact power of ten: correct by one.
+    if 10 ** (digits - 1) > value:
+        return digits - 1
+    if 10**digits <= value:
+        return digits + 1
+    return digits
 
 
 def _kind_of(value: object) -> str:

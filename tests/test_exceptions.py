@@ -237,6 +237,10 @@ def test_technical_message_of_invalid_input_leaves_the_value_out() -> None:
         (["a", 1], '["a", 1]'),
         (b"\x00\xff\x10", "<3 bytes of binary data>"),
         (object(), "<a value of type object>"),
+        (10**150, "1" + "0" * 150),
+        # pytest cannot make an id of it: str() refuses ints of over 4,300 digits.
+        pytest.param(10**5000, "<an integer of 5001 digits>", id="int-of-5001-digits"),
+        ({(1, 2): "a"}, "<a dict that cannot be shown>"),  # JSON has no tuple keys
     ],
 )
 def test_invalid_value_is_one_clean_line(value: object, shown: str) -> None:
