@@ -166,6 +166,12 @@ def test_not_applicable_needs_a_reason_and_is_reported(pytester: pytest.Pytester
             "    def test_contract(self):\n        pass\n",
             "overrides the generated test_contract without saying why",
         ),
+        ("    test_contract = None\n", "overrides the generated test_contract without saying why"),
+        (
+            "\n\nclass Weak:\n    def test_contract(self):\n        pass\n\n\n"
+            "class TestMixed(Weak, TestGood):\n    pass\n",
+            "overrides the generated test_contract (in Weak) without saying why",
+        ),
     ],
 )
 def test_weakening_the_contract_is_refused(
@@ -179,7 +185,7 @@ def test_weakening_the_contract_is_refused(
         + extra
     )
     result = pytester.runpytest()
-    result.stdout.fnmatch_lines([f"*TypeError: TestGood*{message}*"])
+    result.stdout.fnmatch_lines([f"*TypeError: Test*{message}*"])
     assert result.ret != 0
 
 

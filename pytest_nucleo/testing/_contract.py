@@ -84,14 +84,20 @@ class ToolContract:
                 f"got {cls.valid_call!r}"
             )
         for attr in _GENERATED:
-            replaced = cls.__dict__.get(attr)
-            if replaced is not None and not getattr(replaced, "__nucleo_override_reason__", None):
-                raise TypeError(
-                    f"{name} overrides the generated {attr} without saying why: that would "
-                    "silently weaken the contract. Declare single scenarios in not_applicable "
-                    "with a reason, or decorate the override with "
-                    "@overrides_contract('why the generated test does not apply')"
-                )
+            # As the class resolves it: set to None, or replaced by a mixin, counts too.
+            resolved = getattr(cls, attr, None)
+            if resolved is ToolContract.__dict__[attr] or getattr(
+                resolved, "__nucleo_override_reason__", None
+            ):
+                continue
+            owner = next(k for k in cls.__mro__ if attr in k.__dict__)
+            where = "" if owner is cls else f" (in {owner.__name__})"
+            raise TypeError(
+                f"{name} overrides the generated {attr}{where} without saying why: that would "
+                "silently weaken the contract. Declare single scenarios in not_applicable "
+                "with a reason, or decorate the override with "
+                "@overrides_contract('why the generated test does not apply')"
+            )
         cls._matrix = contract_matrix(
             cls.kind,
             valid_response=cls.valid_response,
