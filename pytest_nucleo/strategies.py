@@ -302,12 +302,13 @@ def _scenarios(
         ("transports", transports),
     ):
         _check_strategy(name, value)
-    answered = st.builds(
-        lambda status, body, retry_after: _status_scenario(kind, status, body, retry_after),
-        statuses,
-        bodies,
-        st.none() | retry_afters,
-    )
+
+    # Composites, not st.builds or .map: hypothesis prints a failing example made by those as
+    # the call that made it (lambdas and all), and a composite's by its value's readable repr.
+    @st.composite
+    def answered(draw: st.DrawFn) -> Scenario:
+        return _status_scenario(kind, draw(statuses), draw(bodies), draw(st.none() | retry_afters))
+
     unreachable = transports.map(
         lambda outcome: Scenario(
             outcome.description.replace(" ", "-"),
@@ -316,16 +317,18 @@ def _scenarios(
             Expectation(ExternalServiceException, False, OUTAGE),
         )
     )
-    throttled = st.builds(
-        lambda status, wait: Scenario(
+
+    @st.composite
+    def throttled(draw: st.DrawFn) -> Scenario:
+        status = draw(st.sampled_from([429, 401, 403]))
+        wait = draw(st.none() | st.integers(0, 3600))
+        return Scenario(
             f"throttle-{status}" + ("" if wait is None else f" Retry-After {wait}"),
             kind,
             throttle(wait, status=status),
             status_expectation(kind, status, throttle_body=True),
-        ),
-        st.sampled_from([429, 401, 403]),
-        st.none() | st.integers(0, 3600),
-    )
+        )
+
     not_json = st.just(
         Scenario(
             "not-json-2xx",
@@ -334,7 +337,7 @@ def _scenarios(
             Expectation(ExternalServiceException, False, NOT_JSON),
         )
     )
-    return st.one_of(answered, unreachable, throttled, not_json, *extra)
+    return st.one_of(answered(), unreachable, throttled(), not_json, *extra)
 
 
 def fetch_scenarios(

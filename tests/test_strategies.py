@@ -45,6 +45,30 @@ def test_every_scenario_has_a_readable_repr(scenario: Scenario) -> None:
     assert "object at 0x" not in text
 
 
+@pytest.mark.parametrize("kind", ["status-5", "throttle-", "connection-refused", "empty-search"])
+def test_a_failing_example_is_printed_as_its_readable_repr(
+    pytester: pytest.Pytester, kind: str
+) -> None:
+    # Hypothesis prints a failing example with its own printer, not repr(): a scenario made
+    # by st.builds or .map showed as the lambda call that built it.
+    pytester.makepyfile(
+        f"""
+        from hypothesis import given, settings
+        from pytest_nucleo import strategies as nst
+
+        @settings(database=None)
+        @given(nst.search_scenarios())
+        def test_fails(scenario):
+            assert not scenario.name.startswith({kind!r})
+        """
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*Failing test case:*", f"*scenario=Scenario(search {kind}*: * -> *),"]
+    )
+
+
 @given(nst.retry_after_values())
 def test_the_valid_flag_agrees_with_the_parser(value: nst.RetryAfterValue) -> None:
     assert (nucleo.parse_retry_after(value.header) is not None) is value.valid

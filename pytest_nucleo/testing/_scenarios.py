@@ -140,6 +140,11 @@ class Scenario:
     def __repr__(self) -> str:
         return f"Scenario({self.kind} {self.name}: {self.outcome.description} -> {self.expect.describe()})"
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        # Hypothesis prints a failing example with its own pretty printer, which spells out a
+        # dataclass field by field; this one line reads better.
+        printer.text(repr(self))
+
     def observe(
         self,
         tool: Callable[..., Any],
