@@ -413,6 +413,33 @@ def test_strict_mode_never_hides_an_interrupted_run(pytester: pytest.Pytester) -
     assert pytester.runpytest("--nucleo-strict").ret == 3
 
 
+def test_the_matrix_shows_each_row_and_a_changed_text(pytester: pytest.Pytester) -> None:
+    contract(pytester, "Good", "get_order", "fetch")
+    written = pytester.runpytest("--snapshot-update")
+    written.stdout.fnmatch_lines(
+        [
+            "*TestGood.get_order*status-404*CorrectableLLMException (correctable)"
+            "*ResourceNotFoundException (correctable)*written*ok*"
+        ]
+    )
+    snapshots = pytester.path / "__snapshots__" / "test_get_order.txt"
+    text = snapshots.read_text()
+    old = "No order was found"
+    assert old in text
+    snapshots.write_text(text.replace(old, "No order exists", 1))
+    changed = pytester.runpytest()
+    changed.assert_outcomes(passed=FETCH_SCENARIOS - 1, failed=1)
+    changed.stdout.fnmatch_lines(
+        [
+            "*TestGood.get_order*status-404*CorrectableLLMException (correctable)"
+            "*ResourceNotFoundException (correctable)*differs*changed*",
+            f"*1 tool(s), {FETCH_SCENARIOS} scenario(s): {FETCH_SCENARIOS - 1} ok, 0 broken, "
+            "0 not applicable, 1 with a changed text*",
+        ]
+    )
+    assert "matches" in changed.stdout.str()
+
+
 def test_report_merges_xdist_workers(pytester: pytest.Pytester) -> None:
     contract(pytester, "Good", "get_order", "fetch")
     pytester.runpytest("--snapshot-update").assert_outcomes(passed=FETCH_SCENARIOS)

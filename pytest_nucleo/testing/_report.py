@@ -101,6 +101,8 @@ def verdict(entry: dict[str, Any]) -> str:
         return "broken"
     if entry["leaked"] or entry["unclean"]:
         return "leaked" if entry["leaked"] else "unclean"
+    if entry["snapshot"] == "differs":
+        return "changed"  # the contract holds, but the model now reads another text
     return "ok"
 
 
@@ -156,7 +158,7 @@ def markdown(entries: list[dict[str, Any]]) -> str:
 
 
 def summary(entries: list[dict[str, Any]]) -> str:
-    counts = {"ok": 0, "broken": 0, "n/a": 0, "leaked": 0, "unclean": 0}
+    counts = {"ok": 0, "broken": 0, "n/a": 0, "leaked": 0, "unclean": 0, "changed": 0}
     for entry in entries:
         counts[verdict(entry)] += 1
     tools = len({e["tool"] for e in entries})
@@ -164,6 +166,8 @@ def summary(entries: list[dict[str, Any]]) -> str:
         f"{tools} tool(s), {len(entries)} scenario(s): {counts['ok']} ok, "
         f"{counts['broken']} broken, {counts['n/a']} not applicable"
     )
+    if counts["changed"]:
+        text += f", {counts['changed']} with a changed text"
     seen_by_runner = counts["leaked"] + counts["unclean"]
     return text + (f", {seen_by_runner} leaked or unclean in run_tool" if seen_by_runner else "")
 
