@@ -71,7 +71,8 @@ def sent_values(request: httpx.Request) -> tuple[str, ...]:
 
     Header values (but those of the few plain headers such as Accept and User-Agent), the
     credential part of an ``Authorization`` value and each cookie's value; query values; the URL's user and password;
-    the values of a form body and the strings of a JSON body (up to 64 KiB); and the percent-encoded
+    the values of a form body and the strings and numbers of a JSON body (up to 64 KiB, a card
+    number is a number); and the percent-encoded
     forms of all of these. Values under four characters are left out (see ``redact``).
     """
     values: list[str] = []
@@ -114,7 +115,7 @@ def _body_values(request: httpx.Request) -> list[str]:
     text = content.decode("utf-8", "replace")
     if "json" in kind:
         try:
-            return list(_strings(json.loads(text)))[:_BODY_VALUES]
+            return list(_scalars(json.loads(text)))[:_BODY_VALUES]
         except ValueError:
             return [text]
     if "x-www-form-urlencoded" in kind:
@@ -122,12 +123,15 @@ def _body_values(request: httpx.Request) -> list[str]:
     return [text]
 
 
-def _strings(value: Any) -> Iterator[str]:
+def _scalars(value: Any) -> Iterator[str]:
+    """The strings and numbers of a decoded JSON value, numbers as a server would echo them."""
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
             yield item
+        elif isinstance(item, int | float) and not isinstance(item, bool):
+            yield json.dumps(item)
         elif isinstance(item, dict):
             stack.extend(item.values())
         elif isinstance(item, list):

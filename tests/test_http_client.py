@@ -395,13 +395,27 @@ def test_sent_values_cover_headers_query_userinfo_and_body() -> None:
         "POST",
         "https://bob:pw-secret-1@api.example/x?token=tok-secret-2&q=lamp",
         headers={"Authorization": "Bearer abc-secret-3", "X-Api-Key": "key-secret-4"},
-        json={"client_secret": "cs-secret-5", "n": 10},
+        json={"client_secret": "cs-secret-5", "n": 10, "card": {"number": 4111111111111111}},
     )
     values = nucleo.sent_values(request)
     for secret in ("pw-secret-1", "tok-secret-2", "abc-secret-3", "key-secret-4", "cs-secret-5"):
         assert secret in values
     assert "lamp" in values  # a query value the server may echo is masked too
+    assert "4111111111111111" in values  # JSON numbers too
+    assert "10" not in values  # shorter than four characters: see redact
     assert "application/json" not in values
+
+
+def test_a_number_sent_in_a_json_body_is_masked_when_echoed(
+    router: respx.MockRouter, http: httpx.Client
+) -> None:
+    router.post("/pay").mock(
+        return_value=httpx.Response(402, json={"error": "card 4111111111111111 was declined"})
+    )
+    with pytest.raises(nucleo.LLMReadableException) as info:
+        Shop(http).request("POST", "/pay", json={"card": 4111111111111111, "cvc": 123})
+    assert "4111111111111111" not in info.value.explain_to_llm()
+    assert "card [REDACTED] was declined" in info.value.explain_to_llm()
 
 
 def test_values_sent_unreserved_are_their_own_encoded_forms() -> None:
