@@ -41,7 +41,8 @@ def test_a_fetch_of_an_unknown_id_is_the_models_to_fix(fake_upstream, llm_snapsh
 def test_server_busy_is_mapped_to_a_throttle(fake_upstream, llm_snapshot):
     fake_upstream.get(SEARCH).respond(
         503,
-        json={"Fault": {"Code": "PUGREST.ServerBusy", "Message": "Too many requests"}},
+        # No throttle words: only classify can tell this 503 is a throttle.
+        json={"Fault": {"Code": "PUGREST.ServerBusy", "Message": "Server is busy"}},
         headers={"Retry-After": "10"},
     )
     with fails_with(nucleo.UpstreamThrottleException) as failure:
