@@ -89,6 +89,24 @@ def test_import_pytest_nucleo_imports_no_adapter() -> None:
     assert out.stdout.strip() == "False"
 
 
+def test_no_public_name_of_the_package_imports_a_framework() -> None:
+    # The namespace is lazy: importing it proves little. Touch every name, the plugin, the
+    # testing toolkit and the strategies, then look for the frameworks.
+    code = (
+        "import sys, pytest_nucleo, pytest_nucleo.plugin, pytest_nucleo.testing\n"
+        "import pytest_nucleo.strategies\n"
+        "for module in (pytest_nucleo, pytest_nucleo.testing):\n"
+        "    for name in module.__all__:\n"
+        "        getattr(module, name)\n"
+        "frameworks = ('mcp', 'fastmcp', 'pydantic_ai', 'langchain_core', 'agents',\n"
+        "              'pytest_nucleo.adapters')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in frameworks\n"
+        "             or m.startswith('pytest_nucleo.adapters')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def test_schema_failures_read_like_the_runners_own_checks() -> None:
     from pytest_nucleo.adapters._core import schema_failure
 
