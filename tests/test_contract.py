@@ -440,15 +440,35 @@ def test_the_matrix_shows_each_row_and_a_changed_text(pytester: pytest.Pytester)
     assert "matches" in changed.stdout.str()
 
 
-def test_report_merges_xdist_workers(pytester: pytest.Pytester) -> None:
+def test_report_merges_xdist_workers(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     contract(pytester, "Good", "get_order", "fetch")
-    pytester.runpytest("--snapshot-update").assert_outcomes(passed=FETCH_SCENARIOS)
-    result = pytester.runpytest("-n", "2", "--nucleo-report=report")
-    result.assert_outcomes(passed=FETCH_SCENARIOS)
-    result.stdout.fnmatch_lines([f"*1 tool(s), {FETCH_SCENARIOS} scenario(s)*"])
+    pytester.makepyfile(
+        test_leak="""
+        from pytest_nucleo import run_tool
+
+        def test_leak_through_the_runner():
+            assert run_tool(lambda: {}["x"], {}).is_error
+        """
+    )
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=FETCH_SCENARIOS + 1)
+    summary = pytester.path / "step-summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    result = pytester.runpytest("-n", "2", "--nucleo-report=report", "--nucleo-strict")
+    result.assert_outcomes(passed=FETCH_SCENARIOS + 1)
+    result.stdout.fnmatch_lines(
+        [
+            f"*2 tool(s), {FETCH_SCENARIOS + 1} scenario(s)*",
+            "*--nucleo-strict failed the run:*",
+            "*test_leak.py::test_leak_through_the_runner[]]: leaked KeyError*",
+        ]
+    )
+    assert result.ret == 1  # the leak was seen by a worker, and gated on by the controller
     report = json.loads((pytester.path / "report.json").read_text())
-    assert len(report["observations"]) == FETCH_SCENARIOS
+    assert len(report["observations"]) == FETCH_SCENARIOS + 1
     assert {o["snapshot"] for o in report["observations"]} == {"matches", "none"}
+    assert summary.read_text().count("## pytest-nucleo failure matrix") == 1
 
 
 def test_no_summary_without_contracts(pytester: pytest.Pytester) -> None:

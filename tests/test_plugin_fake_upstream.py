@@ -285,6 +285,18 @@ def test_base_url_marker(pytester: pytest.Pytester) -> None:
             "fake_upstream.get('https://a.example/').throttle(status=418)",
             "*throttle(status=418) has no realistic default body*",
         ),
+        (
+            "fake_upstream.get('https://a.example/').always(404)",
+            "*always() takes an outcome such as respond(404), got 404*",
+        ),
+        (
+            "fake_upstream.get('https://a.example/').html_error(size=-1)",
+            "*size must be a number of bytes >= 0, got -1*",
+        ),
+        (
+            "fake_upstream.get('https://a.example/'); import httpx; httpx.get('https://a.example/')",
+            "*GET https://a.example/ was called but no outcome was set: call .respond(...)*",
+        ),
     ],
 )
 def test_misuse_gets_a_clear_error(pytester: pytest.Pytester, body: str, message: str) -> None:
@@ -315,10 +327,17 @@ def test_marker_misuse(pytester: pytest.Pytester) -> None:
         @pytest.mark.nucleo(expect_leaks="no")
         def test_not_a_flag():
             pass
+
+        @pytest.mark.nucleo(True)
+        def test_positional():
+            pass
         """
     )
     result = pytester.runpytest()
-    result.assert_outcomes(errors=3)
+    result.assert_outcomes(errors=4)
+    result.stdout.fnmatch_lines(
+        ["*@pytest.mark.nucleo takes keyword arguments only (*), got positional (True,)*"]
+    )
     result.stdout.fnmatch_lines(
         ["*@pytest.mark.nucleo(expect_leaks=...) takes True or False, got 'no'*"]
     )
