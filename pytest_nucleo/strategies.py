@@ -307,7 +307,12 @@ def _scenarios(
     # the call that made it (lambdas and all), and a composite's by its value's readable repr.
     @st.composite
     def answered(draw: st.DrawFn) -> Scenario:
-        return _status_scenario(kind, draw(statuses), draw(bodies), draw(st.none() | retry_afters))
+        status = draw(statuses)
+        if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
+            raise InvalidArgument(
+                f"statuses drew {status!r}: it must draw HTTP statuses, ints from 100 to 599"
+            )
+        return _status_scenario(kind, status, draw(bodies), draw(st.none() | retry_afters))
 
     unreachable = transports.map(
         lambda outcome: Scenario(
@@ -397,10 +402,19 @@ def search_scenarios(
     return _lazily(build)
 
 
+_SCENARIO_OPTIONS = ("statuses", "bodies", "retry_afters", "transports", "empty_responses")
+
+
 def scenarios(*, kinds: Collection[str] = KINDS, **options: Any) -> st.SearchStrategy[Scenario]:
     """Search and fetch scenarios together (``kinds`` keeps one); ``options`` as for either."""
 
     def build() -> st.SearchStrategy[Scenario]:
+        unknown = sorted(set(options) - set(_SCENARIO_OPTIONS))
+        if unknown:
+            raise InvalidArgument(
+                f"scenarios() got unknown option(s) {', '.join(unknown)}; it takes kinds, "
+                f"{', '.join(_SCENARIO_OPTIONS)}"
+            )
         chosen = [kinds] if isinstance(kinds, str) else list(kinds)
         if not chosen or set(chosen) - set(KINDS):
             raise InvalidArgument(

@@ -100,6 +100,13 @@ def test_status_bounds_are_kept(status: int) -> None:
         (nst.error_bodies(kinds=[]), "must be a non-empty collection"),
         (nst.fetch_scenarios(statuses=[404]), "statuses=[404] must be a hypothesis strategy"),  # type: ignore[arg-type]
         (nst.scenarios(kinds=["list"]), "kinds=['list'] must be a non-empty collection"),
+        (nst.scenarios(status=st.just(404)), "scenarios() got unknown option(s) status;"),
+        (
+            nst.fetch_scenarios(statuses=st.just(700), transports=st.nothing()).filter(
+                lambda s: s.name.startswith("status")
+            ),
+            "statuses drew 700: it must draw HTTP statuses, ints from 100 to 599",
+        ),
     ],
 )
 def test_bad_options_raise_invalid_argument_when_the_test_runs(
