@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     )
     from ._status import (
         HTTP_STATUS_TABLE,
+        THROTTLE_400_PATTERNS,
         THROTTLE_PATTERNS,
         Http400Exception,
         Http401Exception,
@@ -93,6 +94,7 @@ _WHERE = {
     "CORRECTABLE_HINT": "_exceptions",
     "HTTP_STATUS_TABLE": "_status",
     "RETRY_AFTER_CAP": "_retry_after",
+    "THROTTLE_400_PATTERNS": "_status",
     "THROTTLE_PATTERNS": "_status",
     "UNCORRECTABLE_HINT": "_exceptions",
     "AsyncServiceClient": "_client",
@@ -173,6 +175,7 @@ __all__ = [
     "CORRECTABLE_HINT",
     "HTTP_STATUS_TABLE",
     "RETRY_AFTER_CAP",
+    "THROTTLE_400_PATTERNS",
     "THROTTLE_PATTERNS",
     "UNCORRECTABLE_HINT",
     "AsyncServiceClient",

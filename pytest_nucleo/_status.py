@@ -58,11 +58,24 @@ THROTTLE_PATTERNS: tuple[str, ...] = (
     r"are you a robot|not a robot",
     r"captcha",
 )
-"""What marks a 400/401/403/503 body as throttling: case-insensitive regexes, any one suffices.
+"""What marks a 401/403/503 body as throttling: case-insensitive regexes, any one suffices.
 
 Checked against the first :data:`THROTTLE_SCAN` characters of the body only. A body that says
-no such thing (``"permission denied"``, ``"Bad credentials"``) keeps its status's meaning.
+no such thing (``"permission denied"``, ``"Bad credentials"``) keeps its status's meaning. A 400
+is read with the stricter :data:`THROTTLE_400_PATTERNS`.
 """
+
+THROTTLE_400_PATTERNS: tuple[str, ...] = (
+    # AWS error codes, as AWS spells them (a field named "throttling_rate" is not one).
+    r"\b(?:Throttling|ThrottlingException|ThrottledException|RequestThrottled"
+    r"|RequestLimitExceeded|TooManyRequestsException|SlowDown)\b",
+    r"(?i:\brate[\s_-]?limit(?:ed\b|[\s_-]?(?:exceeded|reached)))",
+    r"(?i:\btoo[\s_-]?many[\s_-]?requests)",
+    r"(?i:\brate exceeded)",
+)
+"""What marks a 400 body as throttling. A 400 otherwise tells the model to fix its arguments, and
+its body often names the fields at fault (``"rate_limit must be an integer"``, ``"captcha_token
+is required"``), so only AWS's throttling codes and phrases that say a limit was hit count."""
 
 THROTTLE_SCAN = 4096
 """Characters at the start of a body that the throttle rule reads."""
@@ -71,6 +84,7 @@ THROTTLE_RULE_STATUSES = frozenset({400, 401, 403, 503})
 """Statuses whose meaning the throttle rule can override (see :data:`THROTTLE_PATTERNS`)."""
 
 _THROTTLE = re.compile("|".join(THROTTLE_PATTERNS), re.IGNORECASE)
+_THROTTLE_400 = re.compile("|".join(THROTTLE_400_PATTERNS))
 # GitHub answers an exhausted primary rate limit with a 403 and this header at 0.
 _REMAINING_HEADERS = ("x-ratelimit-remaining", "ratelimit-remaining")
 
@@ -473,9 +487,10 @@ def _header_values(headers: Headers | None, name: str) -> list[str]:
     return [str(value) for key, value in pairs if str(key).lower() == name]
 
 
-# Literal cores of THROTTLE_PATTERNS once case and ASCII separators are removed. On an ASCII
-# prefix, no core present means no pattern can match, and that check runs at C speed, while
-# the regex costs some 20 ns a character; the regex still decides when a core is present.
+# Literal cores of THROTTLE_PATTERNS (and so of THROTTLE_400_PATTERNS, which need one of them
+# too) once case and ASCII separators are removed. On an ASCII prefix, no core present means no
+# pattern can match, and that check runs at C speed, while the regex costs some 20 ns a
+# character; the regex still decides when a core is present.
 _THROTTLE_CORES = (
     b"ratelimit", b"toomanyrequests", b"throttl", b"slowdown", b"reduceyourrequestrate",
     b"rateexceeded", b"quotaexceeded", b"limitexceeded", b"abusedetection", b"robotdetect",
@@ -484,8 +499,9 @@ _THROTTLE_CORES = (
 _SEPARATORS = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f_-"
 
 
-def body_says_throttled(body: bytes | str | None) -> bool:
-    """True when the start of ``body`` matches one of :data:`THROTTLE_PATTERNS`."""
+def body_says_throttled(body: bytes | str | None, *, status: int | None = None) -> bool:
+    """True when the start of ``body`` matches one of :data:`THROTTLE_PATTERNS`, or for
+    ``status=400`` one of the stricter :data:`THROTTLE_400_PATTERNS`."""
     if not body:
         return False
     prefix = body[:THROTTLE_SCAN]
@@ -495,7 +511,7 @@ def body_says_throttled(body: bytes | str | None) -> bool:
         if not any(core in squeezed for core in _THROTTLE_CORES):
             return False
     text = prefix.decode("utf-8", "replace") if isinstance(prefix, bytes) else prefix
-    return _THROTTLE.search(text) is not None
+    return (_THROTTLE_400 if status == 400 else _THROTTLE).search(text) is not None
 
 
 def _headers_say_throttled(headers: Headers | None) -> bool:
@@ -523,7 +539,7 @@ def http_exception(
     charset) and GitHub-style ``x-ratelimit-remaining``; a header sent twice counts by its first
     value. ``known`` are values the caller sent (credentials, header and query values): they
     are masked wherever they appear. A 400, 401, 403 or 503 whose body says throttle (see
-    :data:`THROTTLE_PATTERNS`), or a 401/403 with ``x-ratelimit-remaining: 0``, gives
+    :data:`THROTTLE_PATTERNS`, and :data:`THROTTLE_400_PATTERNS` for a 400), or a 401/403 with ``x-ratelimit-remaining: 0``, gives
     :class:`HttpThrottledStatusException`. A 2xx status is not a failure: ValueError.
     """
     if 200 <= status <= 299:
@@ -538,7 +554,8 @@ def http_exception(
     said = _Shown(body_excerpt(body, content_type=content_type, known=known))
     shown = _Shown(safe_endpoint(endpoint, known))
     if status in THROTTLE_RULE_STATUSES and (
-        body_says_throttled(body) or (status in (401, 403) and _headers_say_throttled(headers))
+        body_says_throttled(body, status=status)
+        or (status in (401, 403) and _headers_say_throttled(headers))
     ):
         return HttpThrottledStatusException(service, shown, said, retry_after, status)
     carrier = _TABLE.get(status)

@@ -283,7 +283,8 @@ def _status_scenario(
     outcome = respond(status, content=body.content, headers=headers)
     wait = f", Retry-After {retry_after.header!r}" if retry_after is not None else ""
     name = f"status-{status} {body.kind} body{wait}"
-    expect = status_expectation(kind, status, throttle_body=body_says_throttled(body.content))
+    throttle_body = body_says_throttled(body.content, status=status)
+    expect = status_expectation(kind, status, throttle_body=throttle_body)
     return Scenario(name, kind, outcome, expect, planted=body.planted)
 
 

@@ -12,7 +12,7 @@ API_KEY = "test-key-4711-abcd"
 def _fail_for(response, parameter, value):
     status = response.status_code
     # The documented throttle rule; everything else here is mapped by hand.
-    if status in (400, 401, 403, 503) and n.body_says_throttled(response.content):
+    if status in (400, 401, 403, 503) and n.body_says_throttled(response.content, status=status):
         raise n.UpstreamThrottleException("Shop", f"HTTP {status}: throttled")
     if status in (400, 413, 422):
         raise n.InvalidInputException(parameter, value, f"the shop refused it (HTTP {status})")

@@ -361,6 +361,59 @@ def test_a_plain_refusal_stays_unauthorized(status: int, body: bytes) -> None:
     assert not isinstance(exc, nucleo.UpstreamThrottleException)
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"error": "field rate_limit must be an integer"}',
+        b'{"error": "captcha_token is required"}',
+        b'{"message": "quota_exceeded_action must be one of: stop, warn"}',
+        b'{"errors": [{"field": "throttling_rate", "message": "must be positive"}]}',
+        b"slow_down_factor is out of range",
+    ],
+)
+def test_a_400_naming_a_field_stays_the_models_mistake(body: bytes) -> None:
+    # THROTTLE_PATTERNS would call each of these a throttle; on a 400 that would tell the
+    # model not to fix the field at fault.
+    exc = http_exception("Svc", "/x", 400, body)
+    assert type(exc) is nucleo.Http400Exception
+    assert exc.is_correctable
+    assert nucleo.body_says_throttled(body)  # the rule for 401/403/503 would have fired
+    assert type(http_exception("Svc", "/x", 403, body)) is nucleo.HttpThrottledStatusException
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"<Error><Code>Throttling</Code><Message>Rate exceeded</Message></Error>",
+        b'{"__type": "com.amazonaws.kinesis#LimitExceededException#ThrottlingException"}',
+        b'{"code": "RequestLimitExceeded", "message": "Request limit exceeded."}',
+        b'{"__type": "TooManyRequestsException"}',
+        b"Rate limit exceeded, retry later",
+        b'{"error": "rate_limited"}',
+        b"Too Many Requests",
+    ],
+)
+def test_a_400_that_says_a_limit_was_hit_is_a_throttle(body: bytes) -> None:
+    exc = http_exception("Svc", "/x", 400, body)
+    assert type(exc) is nucleo.HttpThrottledStatusException
+    assert exc.status_code == 400
+
+
+def test_the_fast_throttle_check_agrees_with_the_400_patterns() -> None:
+    import random
+
+    from pytest_nucleo._status import _THROTTLE_400
+
+    rng = random.Random(9)
+    pieces = ["rate", "limit", "ed", "exceeded", "reached", "too", "many", "requests",
+              "Throttling", "throttling", "Exception", "SlowDown", "slow", "down", "Request",
+              "LimitExceeded", "TooManyRequests", " ", "_", "-", "#", "x", "RATE"]  # fmt: skip
+    for _ in range(30_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
+        expected = bool(_THROTTLE_400.search(text))
+        assert nucleo.body_says_throttled(text.encode(), status=400) == expected, text
+
+
 def test_the_throttle_rule_reads_only_a_bounded_prefix() -> None:
     late = b"x " * 10_000 + b"rate limit exceeded"
     assert type(http_exception("Svc", "/x", 403, late)) is nucleo.Http403Exception

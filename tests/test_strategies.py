@@ -157,8 +157,8 @@ def test_a_body_that_says_throttle_is_expected_to_throttle(scenario: Scenario) -
     # (AWS "Throttling") is never expected to be the model's input mistake.
     if scenario.name.startswith("status-"):
         request = httpx.Request("GET", "https://x.example/")
-        body = scenario.outcome(request).content
-        throttled = nucleo.body_says_throttled(body)
+        response = scenario.outcome(request)
+        throttled = nucleo.body_says_throttled(response.content, status=response.status_code)
         assert (scenario.expect.cls is nucleo.UpstreamThrottleException) is throttled
 
 
