@@ -140,8 +140,16 @@ def test_runs_under_xdist(pytester: pytest.Pytester) -> None:
             assert f"text {n}" == llm_snapshot
         """,
     )
-    pytester.runpytest("-n", "2", "--snapshot-update").assert_outcomes(passed=7)
-    result = pytester.runpytest("-n", "2")
+    written = pytester.runpytest("-n", "2", "--snapshot-update")
+    written.assert_outcomes(passed=7)
+    assert written.ret == 0
+    # Both workers wrote into the same files: every snapshot is there, whole. (Reading them
+    # back under xdist is what test_report_merges_xdist_workers does; one xdist run each.)
+    folder = pytester.path / "__snapshots__"
+    assert "  down\n" in (folder / "test_one.txt").read_text()
+    many = (folder / "test_two.txt").read_text()
+    assert [f"  text {n}" in many for n in range(6)] == [True] * 6
+    result = pytester.runpytest()
     result.assert_outcomes(passed=7)
     assert result.ret == 0
 
