@@ -88,9 +88,13 @@ class UpstreamFailure:
         retry_after = _retry_after_of(carrier)
         if retry_after is None and with_wait:
             retry_after = _retry_after_of(with_wait[0])
+        # What the server said: an HTTP carrier's body excerpt; its error_details only say
+        # "HTTP 503 Service Unavailable at /path", which the status already tells.
+        body = getattr(carrier, "response_body", None)
+        detail = body if isinstance(body, str) and body else None
         return cls(
             service=str(getattr(carrier, "service_name", "the service")),
-            detail=str(getattr(carrier, "error_details", carrier.llm_message)),
+            detail=detail or str(getattr(carrier, "error_details", carrier.llm_message)),
             status=_status_of(carrier),
             retry_after=retry_after,
         )

@@ -444,6 +444,21 @@ def test_the_carrier_with_a_status_is_found_through_wrap_with_context() -> None:
     assert failure == UpstreamFailure("GitHub", "API rate limit exceeded", 429, 42.0)
 
 
+def test_an_http_carrier_is_quoted_by_what_its_server_said() -> None:
+    with (
+        pytest.raises(nucleo.ExternalServiceException) as caught,
+        nucleo.service_call("PubChem", "name", "aspirin", "compound search"),
+    ):
+        nucleo.raise_for_status("PubChem", "/search", 503, b"backend down", {"Retry-After": "20"})
+    failure = UpstreamFailure.from_exception(caught.value)
+    assert failure == UpstreamFailure("PubChem", "backend down", 503, 20.0)
+    # With no body, the carrier's own details are all there is to quote.
+    silent = nucleo.http_exception("PubChem", "/search", 500, b"")
+    assert UpstreamFailure.from_exception(silent) == UpstreamFailure(
+        "PubChem", "HTTP 500 Internal Server Error at /search", 500, None
+    )
+
+
 def test_a_failure_without_a_response_has_no_status() -> None:
     exc = nucleo.ExternalServiceException("PubChem", "connection refused", ConnectionRefusedError())
     assert UpstreamFailure.from_exception(exc) == UpstreamFailure(
