@@ -516,8 +516,7 @@ class RateLimiter:
             self._last_failure = failure
             self._quiet_from = now
             self._successes_toward_step = 0
-            if failure.retry_after is not None and now + failure.retry_after > self._blocked_until:
-                self._blocked_until = now + failure.retry_after
+            self._hold(now, failure.retry_after)
             if permit is not None and permit < 0:
                 if permit == self._probe:
                     self._cooldown = min(self._cooldown * 2, self.max_cooldown_seconds)
@@ -532,13 +531,25 @@ class RateLimiter:
                     return
             self._set_level(self._level + self.failure_step)
 
-    def release(self, permit: Permit | None = None) -> None:
+    def release(self, permit: Permit | None = None, *, retry_after: float | None = None) -> None:
         """The call admitted with ``permit`` ended without news of the upstream (it failed for
-        another reason, or was cancelled): nothing is learned, but a probe frees its place."""
-        if permit is not None and permit < 0:
-            with self._lock:
-                if permit == self._probe:
-                    self._probe = None
+        another reason, was cancelled, or raised a retry signal): nothing is learned, but a
+        probe frees its place. A ``retry_after`` the server suggested (a retry signal's) is
+        honoured all the same: no call is admitted before it elapses."""
+        if retry_after is not None and not (math.isfinite(retry_after) and retry_after >= 0):
+            raise ValueError(
+                f"retry_after must be a finite number of seconds >= 0, or None; got {retry_after!r}"
+            )
+        now = self._now()
+        with self._lock:
+            self._hold(now, retry_after)
+            if permit is not None and permit < 0 and permit == self._probe:
+                self._probe = None
+
+    def _hold(self, now: float, retry_after: float | None) -> None:
+        """Under the lock: admit nothing before ``retry_after`` seconds from ``now`` elapse."""
+        if retry_after is not None and now + retry_after > self._blocked_until:
+            self._blocked_until = now + retry_after
 
     def _set_level(self, level: float) -> None:
         level = min(max(round(level, 9), 0.0), self.max_throttle)

@@ -565,12 +565,14 @@ class _Call:
     ) -> ToolResult | float:
         """Tell the limiters; return the final result, or the delay before the next attempt."""
         failure = UpstreamFailure.from_exception(exc) if permits else None
+        signal = find_in_chain(exc, UpstreamRetryException)
+        # A signal's suggested wait holds the limiters too: no other call goes out before it.
+        wait = signal.retry_after if signal is not None else None
         for limiter, permit in permits:
             if failure is None:
-                limiter.release(permit)
+                limiter.release(permit, retry_after=wait)
             else:
                 limiter.record_failure(failure, permit)
-        signal = find_in_chain(exc, UpstreamRetryException)
         if signal is None:
             return self.failed(self.readable(exc))
         if attempt >= self.retries:

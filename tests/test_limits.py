@@ -444,6 +444,17 @@ def test_the_carrier_with_a_status_is_found_through_wrap_with_context() -> None:
     assert failure == UpstreamFailure("GitHub", "API rate limit exceeded", 429, 42.0)
 
 
+def test_release_honours_a_suggested_wait_without_counting_a_failure() -> None:
+    clock = FakeClock()
+    lim = RateLimiter("geo", max_requests=10, window_seconds=1.0, clock=clock)
+    lim.release(lim.acquire(), retry_after=12.5)
+    lim.record_success(lim.acquire())
+    assert clock.sleeps == [12.5]
+    assert lim.stats().failures == 0
+    with pytest.raises(ValueError, match="retry_after must be a finite number of seconds"):
+        lim.release(None, retry_after=float("nan"))
+
+
 def test_an_http_carrier_is_quoted_by_what_its_server_said() -> None:
     with (
         pytest.raises(nucleo.ExternalServiceException) as caught,

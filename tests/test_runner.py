@@ -275,6 +275,19 @@ def test_a_suggested_delay_is_honoured() -> None:
     assert clock.sleeps == [7.0]
 
 
+def test_a_signals_suggested_delay_holds_the_tools_limiters() -> None:
+    clock = FakeClock()
+    limiter = nucleo.RateLimiter("shop", max_requests=100, window_seconds=1.0, clock=clock)
+    signals: list[BaseException] = [nucleo.RateLimitRetryException("429", retry_after=20)]
+    gave_up = run_tool(flaky(signals), limiters=[limiter], clock=clock, retries=0)
+    assert isinstance(gave_up.exception, nucleo.RetriesExhaustedException)
+    assert clock.sleeps == []
+    # The server asked for 20 s: the next call through the same limiter waits for them.
+    assert run_tool(flaky([]), limiters=[limiter], clock=clock).text == "ok"
+    assert clock.sleeps == [20.0]
+    assert limiter.stats().failures == 0  # a retry signal is no upstream failure
+
+
 def test_past_the_budget_the_call_fails_naming_the_signal(
     llm_snapshot: SnapshotAssertion, caplog: pytest.LogCaptureFixture
 ) -> None:
