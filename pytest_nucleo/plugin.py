@@ -236,28 +236,47 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             out.write(_report.markdown(entries))
     if (
         session.exitstatus == pytest.ExitCode.OK  # never hide an interruption or internal error
-        and config.getoption("--nucleo-strict")
-        and _report.strict_problems(entries)
+        and _strict_problems(config, entries)
     ):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _strict_problems(config: pytest.Config, entries: list[dict[str, Any]]) -> list[str]:
+    """What --nucleo-strict fails the run for; nothing without the option."""
+    if not config.getoption("--nucleo-strict"):
+        return []
+    from pytest_nucleo.testing import _report
+
+    problems = _report.strict_problems(entries)
+    runner = logging.getLogger("pytest_nucleo.runner")
+    if not runner.isEnabledFor(logging.ERROR):
+        # The watch reads the runner's ERROR records: with none emitted it would see no leak,
+        # and a strict run must not pass for want of looking.
+        level = logging.getLevelName(runner.getEffectiveLevel())
+        problems.append(
+            f"the logger 'pytest_nucleo.runner' emits no ERROR records (level {level}, or "
+            "disabled), so leaks through run_tool cannot be seen: keep it at ERROR or below "
+            "in the test run"
+        )
+    return problems
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     from pytest_nucleo.testing import _report
 
     entries = _report.observations(config)
-    if not entries:
+    problems = _strict_problems(config, entries)
+    if not (entries or problems):
         return
     write = terminalreporter.write_line
     terminalreporter.section("nucleo failure matrix")
-    for line in _report.terminal_lines(entries):
+    for line in _report.terminal_lines(entries) if entries else ():
         write(line)
     write(_report.summary(entries))
     path = config.getoption("--nucleo-report")
     if path:
         write(f"report written to {', '.join(str(p) for p in _report.report_paths(path))}")
-    problems = _report.strict_problems(entries)
-    if problems and config.getoption("--nucleo-strict"):
+    if problems:
         write("--nucleo-strict failed the run:", red=True)
         for problem in problems:
             write(f"  {problem}", red=True)

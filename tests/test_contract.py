@@ -4,6 +4,7 @@ tools that break the contract one way each fail with a message naming the broken
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -397,6 +398,41 @@ def test_a_session_inside_a_test_reports_its_own_leaks_only(pytester: pytest.Pyt
     result.assert_outcomes(passed=1)
     assert "nucleo failure matrix" not in result.stdout.str()
     assert result.ret == 0
+
+
+def test_strict_mode_fails_when_it_cannot_see_the_runner(
+    pytester: pytest.Pytester, request: pytest.FixtureRequest
+) -> None:
+    # The runs below share this process's loggers: restore the level the conftest sets
+    # (with setLevel, which also clears the loggers' cached answers).
+    package_logger = logging.getLogger("pytest_nucleo")
+    request.addfinalizer(lambda level=package_logger.level: package_logger.setLevel(level))
+    pytester.makeconftest(
+        """
+        import logging
+
+        logging.getLogger("pytest_nucleo").setLevel(logging.CRITICAL)  # an app's quiet setting
+        """
+    )
+    pytester.makepyfile(
+        """
+        from pytest_nucleo import run_tool
+
+        def test_leak():
+            assert run_tool(lambda: {}["x"], {}).is_error
+        """
+    )
+    assert pytester.runpytest().ret == 0
+    strict = pytester.runpytest("--nucleo-strict")
+    strict.assert_outcomes(passed=1)
+    strict.stdout.fnmatch_lines(
+        [
+            "*--nucleo-strict failed the run:*",
+            "*the logger 'pytest_nucleo.runner' emits no ERROR records (level CRITICAL, or "
+            "disabled), so leaks through run_tool cannot be seen*",
+        ]
+    )
+    assert strict.ret == 1
 
 
 def test_strict_mode_never_hides_an_interrupted_run(pytester: pytest.Pytester) -> None:
