@@ -202,6 +202,25 @@ def test_planted_secrets_are_found() -> None:
 # --- the model-text diff -------------------------------------------------------------------
 
 
+def test_a_changed_snapshot_keeps_syrupys_own_diff(pytester: pytest.Pytester) -> None:
+    source = """
+        import pytest_nucleo as nucleo
+        from pytest_nucleo.testing import fails_with
+
+        def test_text(llm_snapshot):
+            with fails_with(nucleo.ResourceNotFoundException) as failure:
+                raise nucleo.ResourceNotFoundException("order", "{number}")
+            assert failure.explanation == llm_snapshot
+        """
+    pytester.makepyfile(source.format(number="99"))
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=1)
+    pytester.makepyfile(source.format(number="98"))
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*[[]+ received[]] == [[]- snapshot[]]*"])
+    assert "model texts differ" not in result.stdout.str()
+
+
 def test_model_text_comparison_shows_a_line_diff(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """

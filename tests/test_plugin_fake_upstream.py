@@ -376,6 +376,48 @@ def test_refuses_beside_respx_mock(pytester: pytest.Pytester) -> None:
     )
 
 
+def test_refuses_beside_pytest_httpx(pytester: pytest.Pytester) -> None:
+    # pytest-httpx is not installed here: a stand-in fixture of its name, and a transport
+    # patched the way it patches it (a function defined in the pytest_httpx package).
+    pytester.makeconftest(
+        """
+        import httpx
+        import pytest
+
+        def handle_request(self, request):
+            return httpx.Response(200)
+
+        handle_request.__module__ = "pytest_httpx._httpx_mock"
+
+        @pytest.fixture
+        def httpx_mock():
+            yield
+
+        @pytest.fixture
+        def patched_transport(monkeypatch):  # pytest-httpx's patch, under another name
+            monkeypatch.setattr(httpx.HTTPTransport, "handle_request", handle_request)
+        """
+    )
+    pytester.makepyfile(
+        """
+        def test_both_fixtures(httpx_mock, fake_upstream):
+            pass
+
+        def test_patched_transport(patched_transport, request):
+            request.getfixturevalue("fake_upstream")
+        """
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*fake_upstream and httpx_mock both patch httpx*",
+            "*fake_upstream cannot start: httpx's transport is already patched by "
+            "pytest_httpx._httpx_mock (pytest-httpx's httpx_mock, most likely)*",
+        ]
+    )
+
+
 def test_refuses_a_patched_transport() -> None:
     import httpx
 
