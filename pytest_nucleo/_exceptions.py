@@ -46,6 +46,15 @@ from typing import Any, ClassVar, final
 from ._secrets import redact
 from ._text import VALUE_LIMIT, clean_block, one_line, render_value, seconds
 
+
+def check_seconds(value: float | None, name: str = "retry_after") -> None:
+    """Refuse a wait or budget that is not a finite number of seconds >= 0 (None is allowed)."""
+    if value is not None and not (
+        isinstance(value, int | float) and math.isfinite(value) and value >= 0
+    ):
+        raise ValueError(f"{name} must be a finite number of seconds >= 0, or None; got {value!r}")
+
+
 CORRECTABLE_HINT = "[This error may be correctable - you can retry with different parameters or try a different approach]"
 UNCORRECTABLE_HINT = "[This error is not correctable - consider an alternative approach]"
 
@@ -258,10 +267,7 @@ class UpstreamThrottleException(ExternalServiceException):
         *,
         llm_message: str | None = None,
     ) -> None:
-        if retry_after is not None and not (math.isfinite(retry_after) and retry_after >= 0):
-            raise ValueError(
-                f"retry_after must be a finite number of seconds >= 0, or None; got {retry_after!r}"
-            )
+        check_seconds(retry_after)
         service = one_line(service_name, VALUE_LIMIT)
         wait = (
             f" It asked us to wait {seconds(retry_after)} before calling again."
@@ -477,10 +483,7 @@ class UpstreamRetryException(Exception):
     kind: ClassVar[str] = "retry"
 
     def __init__(self, message: str = "", *, retry_after: float | None = None) -> None:
-        if retry_after is not None and not (math.isfinite(retry_after) and retry_after >= 0):
-            raise ValueError(
-                f"retry_after must be a finite number of seconds >= 0, or None; got {retry_after!r}"
-            )
+        check_seconds(retry_after)
         super().__init__(message)
         self.message = message
         self.retry_after = retry_after

@@ -23,7 +23,7 @@ from typing import Final, Literal, NewType, TypeGuard
 
 from ._chain import iter_chain
 from ._clock import SYSTEM_CLOCK, Clock
-from ._exceptions import ExternalServiceException, UncorrectableLLMException
+from ._exceptions import ExternalServiceException, UncorrectableLLMException, check_seconds
 from ._text import VALUE_LIMIT, clean_block, one_line, render_value, seconds
 
 Permit = NewType("Permit", int)
@@ -56,13 +56,7 @@ class UpstreamFailure:
     retry_after: float | None = None
 
     def __post_init__(self) -> None:
-        if self.retry_after is not None and not (
-            math.isfinite(self.retry_after) and self.retry_after >= 0
-        ):
-            raise ValueError(
-                "retry_after must be a finite number of seconds >= 0, or None; "
-                f"got {self.retry_after!r}"
-            )
+        check_seconds(self.retry_after)
 
     @classmethod
     def from_exception(cls, exc: BaseException) -> UpstreamFailure | None:
@@ -536,10 +530,7 @@ class RateLimiter:
         another reason, was cancelled, or raised a retry signal): nothing is learned, but a
         probe frees its place. A ``retry_after`` the server suggested (a retry signal's) is
         honoured all the same: no call is admitted before it elapses."""
-        if retry_after is not None and not (math.isfinite(retry_after) and retry_after >= 0):
-            raise ValueError(
-                f"retry_after must be a finite number of seconds >= 0, or None; got {retry_after!r}"
-            )
+        check_seconds(retry_after)
         now = self._now()
         with self._lock:
             self._hold(now, retry_after)

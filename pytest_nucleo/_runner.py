@@ -39,6 +39,7 @@ from ._exceptions import (
     SystemException,
     UncorrectableLLMException,
     UpstreamRetryException,
+    check_seconds,
 )
 from ._limits import LimiterRefusalException, Permit, RateLimiter, UpstreamFailure
 from ._secrets import redact
@@ -824,12 +825,7 @@ async def arun_tool(
     to its end but its result is dropped.
     """
     call = _Call.prepare(tool, name, limiters, retries, backoff, max_backoff, clock)
-    if timeout is not None and not (
-        isinstance(timeout, int | float) and math.isfinite(timeout) and timeout >= 0
-    ):
-        raise ValueError(
-            f"timeout must be a finite number of seconds >= 0, or None; got {timeout!r}"
-        )
+    check_seconds(timeout, "timeout")
     try:
         args, kwargs = _bind(call.facts, arguments)
     except InvalidInputException as mismatch:

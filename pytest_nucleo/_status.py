@@ -18,7 +18,6 @@ any other        HttpUnmappedStatusException    ExternalServiceException
 from __future__ import annotations
 
 import functools
-import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from ._exceptions import (
     ResourceNotFoundException,
     UnauthorizedException,
     UpstreamThrottleException,
+    check_seconds,
 )
 from ._excerpt import body_excerpt, safe_endpoint
 from ._retry_after import parse_retry_after
@@ -184,10 +184,7 @@ class _Shown(str):
 def _answer(
     status_code: int, service: str, endpoint: str, response_body: str, retry_after: float | None
 ) -> _Answer:
-    if retry_after is not None and not (math.isfinite(retry_after) and retry_after >= 0):
-        raise ValueError(
-            f"retry_after must be a finite number of seconds >= 0, or None; got {retry_after!r}"
-        )
+    check_seconds(retry_after)
     return _Answer(
         status_code,
         service,
