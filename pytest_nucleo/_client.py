@@ -70,10 +70,10 @@ def sent_values(request: httpx.Request) -> tuple[str, ...]:
     """What a request carried that must never be shown, to mask wherever it shows up.
 
     Header values (but those of the few plain headers such as Accept and User-Agent), the
-    credential part of an ``Authorization`` value and each cookie's value; query values; the URL's user and password;
-    the values of a form body and the strings and numbers of a JSON body (up to 64 KiB, a card
-    number is a number); and the percent-encoded
-    forms of all of these. Values under four characters are left out (see ``redact``).
+    credential part of an ``Authorization`` value and each cookie's value; query values; the
+    URL's user and password; the values of a form body and the strings and numbers of a JSON
+    body (up to 64 KiB; a card number is a number); and the percent-encoded forms of all of
+    these. Values under four characters are left out (see ``redact``).
     """
     values: list[str] = []
     for name, value in request.headers.items():

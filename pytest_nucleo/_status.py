@@ -536,8 +536,9 @@ def http_exception(
     charset) and GitHub-style ``x-ratelimit-remaining``; a header sent twice counts by its first
     value. ``known`` are values the caller sent (credentials, header and query values): they
     are masked wherever they appear. A 400, 401, 403 or 503 whose body says throttle (see
-    :data:`THROTTLE_PATTERNS`, and :data:`THROTTLE_400_PATTERNS` for a 400), or a 401/403 with ``x-ratelimit-remaining: 0``, gives
-    :class:`HttpThrottledStatusException`. A 2xx status is not a failure: ValueError.
+    :data:`THROTTLE_PATTERNS`, and :data:`THROTTLE_400_PATTERNS` for a 400), or a 401/403 with
+    ``x-ratelimit-remaining: 0``, gives :class:`HttpThrottledStatusException`. A 2xx status is
+    not a failure: ValueError.
     """
     if 200 <= status <= 299:
         raise ValueError(
