@@ -109,6 +109,13 @@ class LLMReadableException(Exception):
         self._fields = tuple(fields)
         self.args = tuple(fields.values())
 
+    @property
+    def cause(self) -> BaseException | None:
+        """The ``cause`` given to the constructor (ExternalServiceException, SystemException),
+        or what the exception was raised ``from``: its ``__cause__``, where the logs and the
+        helpers read it."""
+        return self.__cause__
+
     @final
     def explain_to_llm(self) -> str:
         """The text the model reads: the model message, a newline, the retry hint line."""

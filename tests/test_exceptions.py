@@ -188,6 +188,10 @@ def test_fields_are_attributes_named_after_the_constructor() -> None:
     assert nucleo.PromptNotFoundException("k").key == "k"
     assert nucleo.ModelNotFoundException("x-1").model_id == "x-1"
     assert nucleo.UpstreamThrottleException("S", "slow down", 3).retry_after == 3
+    refused = ConnectionRefusedError("refused")
+    assert nucleo.ExternalServiceException("S", "down", refused).cause is refused
+    assert nucleo.SystemException("tool", "KeyError", refused).cause is refused
+    assert nucleo.SystemException("tool", "KeyError").cause is None
 
 
 def test_cause_is_kept() -> None:
