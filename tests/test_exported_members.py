@@ -7,7 +7,10 @@ import inspect
 import subprocess
 import sys
 
+from syrupy.assertion import SnapshotAssertion
+
 import pytest_nucleo
+import pytest_nucleo.testing
 
 
 def test_all_is_every_public_name_and_each_resolves() -> None:
@@ -21,6 +24,15 @@ def test_all_is_every_public_name_and_each_resolves() -> None:
             assert value.__module__ == module, name
         else:
             assert getattr(importlib.import_module(module), name) is value, name
+
+
+def test_the_public_names_are_pinned(snapshot: SnapshotAssertion) -> None:
+    # The test above checks the namespace against itself; this one against a reviewed list,
+    # so adding, renaming or dropping a public name shows in the snapshot's diff.
+    assert {
+        "pytest_nucleo": sorted(pytest_nucleo.__all__),
+        "pytest_nucleo.testing": sorted(pytest_nucleo.testing.__all__),
+    } == snapshot
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:
