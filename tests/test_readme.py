@@ -6,6 +6,8 @@ import contextlib
 import importlib
 import io
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -91,6 +93,21 @@ def test_the_two_commands_are_the_ones_ci_and_newcomers_run() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "python -m pip install --quiet -e '.[test]'" in ci
     assert ci.rstrip().endswith("python -m pytest -n auto")
+
+
+def test_the_first_command_prints_the_failure_matrix_of_both_examples() -> None:
+    # What the README promises of `pytest examples`. The frameworks example is left out, as a
+    # plain `pip install .` skips it (it needs the test extra).
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "examples", "-p", "no:cacheprovider",
+         "--ignore=examples/frameworks"],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:]
+    matrix = result.stdout.split("nucleo failure matrix", 1)[1]
+    for tool in ("get_order", "search_compounds", "fetch_compound"):
+        assert re.search(rf"^\S*{tool}\s", matrix, re.M), tool
+    assert re.search(r"^\d+ tool\(s\), \d+ scenario\(s\): \d+ ok, 0 broken", matrix, re.M)
 
 
 def test_the_examples_are_collected_by_the_test_command() -> None:
