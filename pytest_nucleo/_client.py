@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterator
 from types import TracebackType
 from typing import Any, ClassVar, Self
 from urllib.parse import parse_qsl, quote, quote_plus
@@ -71,9 +70,10 @@ def sent_values(request: httpx.Request) -> tuple[str, ...]:
 
     Header values (but those of the few plain headers such as Accept and User-Agent), the
     credential part of an ``Authorization`` value and each cookie's value; query values; the
-    URL's user and password; the values of a form body and the strings and numbers of a JSON
-    body (up to 64 KiB; a card number is a number); and the percent-encoded forms of all of
-    these. Values under four characters are left out (see ``redact``).
+    URL's user and password; the values of a form body, and the strings and integers of eight
+    digits or more (card and account numbers) of a JSON body (up to 64 KiB, strings first, at
+    most 256 values); and the percent-encoded forms of all of these. Values under four
+    characters are left out (see ``redact``).
     """
     values: list[str] = []
     for name, value in request.headers.items():
@@ -115,7 +115,10 @@ def _body_values(request: httpx.Request) -> list[str]:
     text = content.decode("utf-8", "replace")
     if "json" in kind:
         try:
-            return list(_scalars(json.loads(text)))[:_BODY_VALUES]
+            strings, numbers = _scalars(json.loads(text))
+            # Strings first (credentials are strings), then long numbers; short values, never
+            # masked anyway, take no place under the cap.
+            return [v for v in (*strings, *numbers) if len(v) >= 4][:_BODY_VALUES]
         except ValueError:
             return [text]
     if "x-www-form-urlencoded" in kind:
@@ -123,19 +126,27 @@ def _body_values(request: httpx.Request) -> list[str]:
     return [text]
 
 
-def _scalars(value: Any) -> Iterator[str]:
-    """The strings and numbers of a decoded JSON value, numbers as a server would echo them."""
+_LONG_NUMBER = 10_000_000
+"""Integers from here up (eight digits: card, account and phone numbers) count as values sent;
+shorter ones (a limit of 1000, a year) would blank out every number a model text quotes."""
+
+
+def _scalars(value: Any) -> tuple[list[str], list[str]]:
+    """The strings and the long integers of a decoded JSON value, in document order."""
+    strings: list[str] = []
+    numbers: list[str] = []
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            yield item
-        elif isinstance(item, int | float) and not isinstance(item, bool):
-            yield json.dumps(item)
+            strings.append(item)
+        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) >= _LONG_NUMBER:
+            numbers.append(str(item))
         elif isinstance(item, dict):
-            stack.extend(item.values())
+            stack.extend(reversed(item.values()))
         elif isinstance(item, list):
-            stack.extend(item)
+            stack.extend(reversed(item))
+    return strings, numbers
 
 
 class _ServiceClientBase:

@@ -401,8 +401,20 @@ def test_sent_values_cover_headers_query_userinfo_and_body() -> None:
     for secret in ("pw-secret-1", "tok-secret-2", "abc-secret-3", "key-secret-4", "cs-secret-5"):
         assert secret in values
     assert "lamp" in values  # a query value the server may echo is masked too
-    assert "4111111111111111" in values  # JSON numbers too
+    assert "4111111111111111" in values  # long JSON integers too
     assert "10" not in values  # shorter than four characters: see redact
+
+
+def test_sent_values_keep_a_json_bodys_strings_before_its_numbers() -> None:
+    request = httpx.Request(
+        "POST",
+        "https://api.example/x",
+        json={"password": "hunter2-secret", "limit": 1000, "ids": list(range(10**8, 10**8 + 300))},
+    )
+    values = nucleo.sent_values(request)
+    assert "hunter2-secret" in values  # not crowded out by 300 numbers
+    assert "1000" not in values  # a short number would blank out every number quoted
+    assert str(10**8) in values
     assert "application/json" not in values
 
 
