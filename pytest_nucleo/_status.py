@@ -66,11 +66,13 @@ is read with the stricter :data:`THROTTLE_400_PATTERNS`.
 """
 
 THROTTLE_400_PATTERNS: tuple[str, ...] = (
-    # AWS error codes, as AWS spells them (a field named "throttling_rate" is not one).
-    r"\b(?:Throttling|ThrottlingException|ThrottledException|RequestThrottled"
-    r"|RequestLimitExceeded|TooManyRequestsException|SlowDown)\b",
-    r"(?i:\brate[\s_-]?limit(?:ed\b|[\s_-]?(?:exceeded|reached)))",
-    r"(?i:\btoo[\s_-]?many[\s_-]?requests)",
+    # AWS error codes as AWS sends them: the value of an XML <Code> or a JSON string (its
+    # "__type" may prefix a namespace and "#"), not a word in a sentence about a field.
+    r"(?:<Code>|[\"'#])(?:Throttling|ThrottlingException|ThrottledException|RequestThrottled"
+    r"|RequestLimitExceeded|TooManyRequestsException|SlowDown)(?:</Code>|[\"'])",
+    # Phrases, with spaces or hyphens: with underscores they name fields ("rate_limited").
+    r"(?i:\brate[\s-]?limit(?:ed\b|[\s-](?:exceeded|reached)))",
+    r"(?i:\btoo[\s-]many[\s-]requests)",
     r"(?i:\brate exceeded)",
 )
 """What marks a 400 body as throttling. A 400 otherwise tells the model to fix its arguments, and

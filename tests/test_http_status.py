@@ -369,6 +369,9 @@ def test_a_plain_refusal_stays_unauthorized(status: int, body: bytes) -> None:
         b'{"message": "quota_exceeded_action must be one of: stop, warn"}',
         b'{"errors": [{"field": "throttling_rate", "message": "must be positive"}]}',
         b"slow_down_factor is out of range",
+        b'{"error": "rate_limited must be true or false"}',
+        b"too_many_requests_action is required",
+        b"Throttling: must be one of on, off",
     ],
 )
 def test_a_400_naming_a_field_stays_the_models_mistake(body: bytes) -> None:
@@ -389,7 +392,7 @@ def test_a_400_naming_a_field_stays_the_models_mistake(body: bytes) -> None:
         b'{"code": "RequestLimitExceeded", "message": "Request limit exceeded."}',
         b'{"__type": "TooManyRequestsException"}',
         b"Rate limit exceeded, retry later",
-        b'{"error": "rate_limited"}',
+        b'{"ok": false, "error": "ratelimited"}',  # Slack
         b"Too Many Requests",
     ],
 )
@@ -407,7 +410,8 @@ def test_the_fast_throttle_check_agrees_with_the_400_patterns() -> None:
     rng = random.Random(9)
     pieces = ["rate", "limit", "ed", "exceeded", "reached", "too", "many", "requests",
               "Throttling", "throttling", "Exception", "SlowDown", "slow", "down", "Request",
-              "LimitExceeded", "TooManyRequests", " ", "_", "-", "#", "x", "RATE"]  # fmt: skip
+              "LimitExceeded", "TooManyRequests", " ", "_", "-", "#", "x", "RATE", '"',
+              "<Code>", "</Code>"]  # fmt: skip
     for _ in range(30_000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
         expected = bool(_THROTTLE_400.search(text))
