@@ -116,6 +116,11 @@ class LLMReadableException(Exception):
         helpers read it."""
         return self.__cause__
 
+    @cause.setter
+    def cause(self, value: BaseException | None) -> None:
+        # A subclass may store its own cause argument the plain way: it lands on __cause__.
+        self.__cause__ = value
+
     @final
     def explain_to_llm(self) -> str:
         """The text the model reads: the model message, a newline, the retry hint line."""

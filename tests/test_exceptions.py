@@ -193,6 +193,15 @@ def test_fields_are_attributes_named_after_the_constructor() -> None:
     assert nucleo.SystemException("tool", "KeyError", refused).cause is refused
     assert nucleo.SystemException("tool", "KeyError").cause is None
 
+    class StoresItsCause(nucleo.UncorrectableLLMException):  # a tool author's own class
+        def __init__(self, message: str, cause: BaseException) -> None:
+            super().__init__(message)
+            self.cause = cause
+
+    own = StoresItsCause("failed", refused)
+    assert own.cause is refused
+    assert own.__cause__ is refused
+
 
 def test_cause_is_kept() -> None:
     cause = TimeoutError("read timed out")
