@@ -64,6 +64,29 @@ def test_the_wrapper_takes_arguments_by_position_too() -> None:
     assert failure.parameter_name == "colour"
 
 
+def test_extra_positions_fill_a_star_parameter() -> None:
+    def tag(first: str, *more: str) -> str:
+        return ",".join((first, *more))
+
+    assert through_runner(tag, deliver)("a", "b", "c") == "a,b,c"
+    assert through_runner(tag, deliver)("a") == "a"
+
+
+def test_a_callable_without_a_signature_takes_named_arguments() -> None:
+    class NoSignature:
+        __name__ = "no_signature"
+
+        @property
+        def __signature__(self) -> None:
+            raise ValueError("no signature")
+
+        def __call__(self, **kwargs: object) -> object:
+            return kwargs
+
+    wrapped = through_runner(NoSignature(), deliver)
+    assert wrapped(q="x") == {"q": "x"}
+
+
 @pytest.mark.nucleo(expect_leaks=True)
 def test_success_returns_the_value_and_failures_go_to_the_framework() -> None:
     wrapped = through_runner(get_order, deliver)

@@ -37,21 +37,26 @@ def through_runner(func: Callable[..., Any], on_failure: OnFailure) -> Callable[
 
     Frameworks call it with the model's arguments by name; code (and the Agents SDK) may pass
     them by position too, as to ``func`` itself."""
-    positional = [
-        parameter.name
-        for parameter in inspect.signature(func).parameters.values()
-        if parameter.kind in _POSITIONAL
-    ]
+    try:
+        parameters = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):  # no signature to read: arguments go by name only
+        parameters = []
+    positional = [p.name for p in parameters if p.kind in _POSITIONAL]
+    star = next((p.name for p in parameters if p.kind is inspect.Parameter.VAR_POSITIONAL), None)
 
     def by_name(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         # Only positions are resolved here: every named argument, known or not, goes to the
-        # runner, which answers one that does not fit with a correctable failure.
-        if len(args) > len(positional):
-            raise TypeError(
-                f"{func.__name__}() takes {len(positional)} positional arguments but "
-                f"{len(args)} were given"
-            )
+        # runner, which answers one that does not fit with a correctable failure. Extra
+        # positions fill a *args parameter, as a list (how the model would send them).
         named = dict(zip(positional, args, strict=False))
+        extra = list(args[len(positional) :])
+        if extra:
+            if star is None:
+                raise TypeError(
+                    f"{func.__name__}() takes {len(positional)} positional arguments but "
+                    f"{len(args)} were given"
+                )
+            named[star] = extra
         twice = sorted(named.keys() & kwargs.keys())
         if twice:
             raise TypeError(f"{func.__name__}() got multiple values for {', '.join(twice)}")
