@@ -30,7 +30,7 @@ Permit = NewType("Permit", int)
 """What :meth:`RateLimiter.acquire` hands out; give it back when reporting the call's outcome."""
 
 State = Literal["closed", "open", "half-open"]
-RefusalReason = Literal["open", "probing", "wait"]
+RefusalReason = Literal["open", "probing", "wait", "held"]
 
 _CLOSED: Final = "closed"
 _OPEN: Final = "open"
@@ -124,8 +124,9 @@ def _rate(max_requests: int, window_seconds: float) -> str:
 
 
 class LimiterRefusalException(UncorrectableLLMException):
-    """A rate limiter refused the call: its circuit is open, a single probe call is in flight,
-    or the wait for a slot (or for a server's Retry-After) is longer than it may wait.
+    """A rate limiter refused the call: its circuit is open (``reason`` ``"open"``), a single
+    probe call is in flight (``"probing"``), or the wait for a slot (``"wait"``) or for the
+    pause a server asked for (``"held"``) is longer than it may wait.
 
     Raised by :meth:`RateLimiter.acquire`; the runner turns it into the tool's result. The model
     reads the limiter's name, its nominal rate, how long the tool stays off and the last
@@ -197,13 +198,16 @@ def _refusal_texts(
         )
     else:
         limit = "" if max_wait_seconds is None else f" (at most {seconds(max_wait_seconds)})"
+        why = " The service asked us to pause its calls." if reason == "held" else ""
         what = (
             f"The rate limiter '{name}' of this tool (nominal rate: {rate}) would have to "
             f"hold this call for {off}, longer than it may wait{limit}, so the call was not "
-            f"made. The tool stays off for the next {off}."
+            f"made.{why} The tool stays off for the next {off}."
         )
     if last_failure is not None:
         said = f" The last response that switched it off: {last_failure.describe()}."
+    elif reason == "held":
+        said = ""  # a retry signal asked for the pause: there was no failed response to quote
     else:
         said = (
             " No upstream failure was recorded: the tool is called more often than its rate allows."
@@ -436,7 +440,7 @@ class RateLimiter:
             if wait > self.max_wait_seconds:
                 if permit < 0:
                     self._probe = None
-                raise self._refuse("wait", wait)
+                raise self._refuse("held" if start == self._blocked_until else "wait", wait)
             admitted.append(start)
             if permit < 0:
                 self._probe_started = start  # the probe's time runs from its admission
@@ -473,7 +477,7 @@ class RateLimiter:
             max(off_for, 0.0),
             reason,
             self._last_failure,
-            self.max_wait_seconds if reason == "wait" else None,
+            self.max_wait_seconds if reason in ("wait", "held") else None,
         )
 
     # --- outcomes -----------------------------------------------------------------------

@@ -42,6 +42,7 @@ from ._exceptions import (
     check_seconds,
 )
 from ._limits import LimiterRefusalException, Permit, RateLimiter, UpstreamFailure
+from ._retry_after import RETRY_AFTER_CAP
 from ._secrets import redact
 from ._text import VALUE_LIMIT, clean_block, one_line, seconds
 
@@ -567,8 +568,13 @@ class _Call:
         """Tell the limiters; return the final result, or the delay before the next attempt."""
         failure = UpstreamFailure.from_exception(exc) if permits else None
         signal = find_in_chain(exc, UpstreamRetryException)
-        # A signal's suggested wait holds the limiters too: no other call goes out before it.
-        wait = signal.retry_after if signal is not None else None
+        # A signal's suggested wait holds the limiters too: no other call goes out before it
+        # (capped like a parsed Retry-After, so a wild value cannot switch a tool off for days).
+        wait = None
+        if signal is not None and signal.retry_after is not None:
+            wait = min(signal.retry_after, RETRY_AFTER_CAP)
+        if failure is not None and failure.retry_after is None and wait is not None:
+            failure = dataclasses.replace(failure, retry_after=wait)
         for limiter, permit in permits:
             if failure is None:
                 limiter.release(permit, retry_after=wait)

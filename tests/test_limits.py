@@ -312,7 +312,7 @@ def test_a_retry_after_beyond_the_cap_is_refused_not_slept() -> None:
     lim = limiter(clock, max_requests=100)
     lim.record_failure(UpstreamFailure("GitHub", "API rate limit exceeded", 429, 120.0))
     exc = refusal(lim.acquire)
-    assert exc.reason == "wait"
+    assert exc.reason == "held"  # the server asked for the pause
     assert exc.off_for == 120.0
     assert clock.sleeps == []
     clock.advance(100.0)

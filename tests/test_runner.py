@@ -288,6 +288,35 @@ def test_a_signals_suggested_delay_holds_the_tools_limiters() -> None:
     assert limiter.stats().failures == 0  # a retry signal is no upstream failure
 
 
+def test_a_signals_wait_beyond_the_limiters_patience_is_a_held_refusal(
+    llm_snapshot: SnapshotAssertion,
+) -> None:
+    clock = FakeClock()
+    limiter = nucleo.RateLimiter("shop", max_requests=100, window_seconds=1.0, clock=clock)
+    signals: list[BaseException] = [nucleo.RateLimitRetryException("429", retry_after=10**7)]
+    run_tool(flaky(signals), limiters=[limiter], clock=clock, retries=0)
+    refused = run_tool(flaky([]), limiters=[limiter], clock=clock)
+    assert isinstance(refused.exception, nucleo.LimiterRefusalException)
+    assert refused.exception.reason == "held"
+    assert refused.exception.off_for == nucleo.RETRY_AFTER_CAP  # a wild wait is capped
+    assert "No upstream failure was recorded" not in refused.text
+    assert refused.text == llm_snapshot
+
+
+def test_a_signal_raised_from_a_response_lends_it_its_wait() -> None:
+    clock = FakeClock()
+    limiter = nucleo.RateLimiter("shop", max_requests=100, window_seconds=1.0, clock=clock)
+
+    def tool_body() -> None:
+        answer = nucleo.http_exception("Shop", "/orders", 503, b"overloaded")  # no Retry-After
+        raise nucleo.OverloadRetryException("overloaded", retry_after=15) from answer
+
+    run_tool(tool_body, limiters=[limiter], clock=clock, retries=0)
+    assert limiter.stats().last_failure == nucleo.UpstreamFailure("Shop", "overloaded", 503, 15.0)
+    assert run_tool(flaky([]), limiters=[limiter], clock=clock).text == "ok"
+    assert clock.sleeps == [15.0]
+
+
 def test_past_the_budget_the_call_fails_naming_the_signal(
     llm_snapshot: SnapshotAssertion, caplog: pytest.LogCaptureFixture
 ) -> None:
