@@ -50,7 +50,10 @@ from ._text import VALUE_LIMIT, clean_block, one_line, render_value, seconds
 def check_seconds(value: float | None, name: str = "retry_after") -> None:
     """Refuse a wait or budget that is not a finite number of seconds >= 0 (None is allowed)."""
     if value is not None and not (
-        isinstance(value, int | float) and math.isfinite(value) and value >= 0
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
     ):
         raise ValueError(f"{name} must be a finite number of seconds >= 0, or None; got {value!r}")
 

@@ -323,6 +323,8 @@ def test_model_texts_carry_no_object_reprs(sample: LLMReadableException) -> None
         (lambda: nucleo.UpstreamThrottleException("S", "d", float("nan")), "got nan"),
         (lambda: nucleo.JobTimeoutException(float("inf")), "budget must be a finite"),
         (lambda: nucleo.RateLimitRetryException("slow", retry_after=-0.5), "got -0.5"),
+        (lambda: nucleo.RateLimitRetryException("slow", retry_after="30"), "got '30'"),  # type: ignore[arg-type]
+        (lambda: nucleo.UpstreamThrottleException("S", "d", True), "got True"),
     ],
 )
 def test_impossible_numbers_are_refused_clearly(make: Callable[[], object], message: str) -> None:
