@@ -123,6 +123,10 @@ class LLMReadableException(Exception):
     def cause(self, value: BaseException | None) -> None:
         # A subclass may store its own cause argument the plain way: it lands on __cause__.
         self.__cause__ = value
+        if value is None:
+            # Assigning __cause__ suppresses the implicit __context__, even for None; a cause of
+            # None means "none given", so the exception being handled stays in the chain.
+            self.__suppress_context__ = False
 
     @final
     def explain_to_llm(self) -> str:

@@ -423,24 +423,21 @@ class RateLimiter:
         now = self._now()
         with self._lock:
             permit = self._epoch if self._state == _CLOSED else self._admit_probe(now)
-            start = now
-            if self._blocked_until > start:
-                start = self._blocked_until
             admitted = self._admitted
             while len(admitted) > self.max_requests and admitted[0] + self._window <= now:
                 admitted.popleft()  # can never count again
+            paced = now  # the earliest start the window allows: in turn, max_requests a window
             if admitted:
-                if admitted[-1] > start:
-                    start = admitted[-1]
+                paced = max(paced, admitted[-1])
                 if len(admitted) >= self.max_requests:
-                    free = admitted[-self.max_requests] + self._window
-                    if free > start:
-                        start = free
+                    paced = max(paced, admitted[-self.max_requests] + self._window)
+            start = max(paced, self._blocked_until)
             wait = start - now
             if wait > self.max_wait_seconds:
                 if permit < 0:
                     self._probe = None
-                raise self._refuse("held" if start == self._blocked_until else "wait", wait)
+                # "held" only when the server's pause, not the window, is what is too long.
+                raise self._refuse("held" if self._blocked_until > paced else "wait", wait)
             admitted.append(start)
             if permit < 0:
                 self._probe_started = start  # the probe's time runs from its admission

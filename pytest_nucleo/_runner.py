@@ -573,7 +573,7 @@ class _Call:
         wait = None
         if signal is not None and signal.retry_after is not None:
             wait = min(signal.retry_after, RETRY_AFTER_CAP)
-        if failure is not None and failure.retry_after is None and wait is not None:
+        if failure is not None and wait is not None and (failure.retry_after or 0.0) < wait:
             failure = dataclasses.replace(failure, retry_after=wait)
         for limiter, permit in permits:
             if failure is None:

@@ -68,9 +68,13 @@ is read with the stricter :data:`THROTTLE_400_PATTERNS`.
 THROTTLE_400_PATTERNS: tuple[str, ...] = (
     # AWS error codes as AWS sends them: the value of an XML <Code> or a JSON string (its
     # "__type" may prefix a namespace and "#"), not a word in a sentence about a field.
-    r"(?:<Code>|[\"'#])(?:Throttling|ThrottlingException|ThrottledException|RequestThrottled"
-    r"|RequestLimitExceeded|TooManyRequestsException|SlowDown)(?:</Code>|[\"'])",
-    # Phrases, with spaces or hyphens: with underscores they name fields ("rate_limited").
+    r"(?:<Code>|[\"#])(?:Throttling|ThrottlingException|ThrottledException|RequestThrottled"
+    r"|RequestLimitExceeded|TooManyRequestsException|SlowDown)(?:</Code>|\")",
+    # Codes other services send as a whole JSON string: "rate_limited", "RATE_LIMIT_EXCEEDED",
+    # Google's "rateLimitExceeded", "too_many_requests".
+    r"(?i:\"(?:rate_?limit(?:ed|_?exceeded)|too_?many_?requests)\")",
+    # Phrases, with spaces or hyphens: with underscores inside a sentence they name fields
+    # ("rate_limited must be true or false").
     r"(?i:\brate[\s-]?limit(?:ed\b|[\s-](?:exceeded|reached)))",
     r"(?i:\btoo[\s-]many[\s-]requests)",
     r"(?i:\brate exceeded)",

@@ -202,6 +202,18 @@ def test_fields_are_attributes_named_after_the_constructor() -> None:
     assert own.cause is refused
     assert own.__cause__ is refused
 
+    # A cause of None keeps the exception being handled in the chain, as a constructor's does.
+    def handle_then_fail() -> None:
+        try:
+            raise refused
+        except ConnectionRefusedError:
+            raise StoresItsCause("failed", None)  # type: ignore[arg-type]  # noqa: B904
+
+    with pytest.raises(StoresItsCause) as raised:
+        handle_then_fail()
+    assert raised.value.__context__ is refused
+    assert not raised.value.__suppress_context__
+
 
 def test_cause_is_kept() -> None:
     cause = TimeoutError("read timed out")

@@ -372,6 +372,7 @@ def test_a_plain_refusal_stays_unauthorized(status: int, body: bytes) -> None:
         b'{"error": "rate_limited must be true or false"}',
         b"too_many_requests_action is required",
         b"Throttling: must be one of on, off",
+        b"'Throttling' must be one of on, off",
     ],
 )
 def test_a_400_naming_a_field_stays_the_models_mistake(body: bytes) -> None:
@@ -393,6 +394,10 @@ def test_a_400_naming_a_field_stays_the_models_mistake(body: bytes) -> None:
         b'{"__type": "TooManyRequestsException"}',
         b"Rate limit exceeded, retry later",
         b'{"ok": false, "error": "ratelimited"}',  # Slack
+        b'{"error": "rate_limited"}',
+        b'{"error": {"code": "RATE_LIMIT_EXCEEDED"}}',
+        b'{"error": {"errors": [{"reason": "rateLimitExceeded"}]}}',  # Google
+        b'{"error": "too_many_requests"}',
         b"Too Many Requests",
     ],
 )
@@ -411,7 +416,7 @@ def test_the_fast_throttle_check_agrees_with_the_400_patterns() -> None:
     pieces = ["rate", "limit", "ed", "exceeded", "reached", "too", "many", "requests",
               "Throttling", "throttling", "Exception", "SlowDown", "slow", "down", "Request",
               "LimitExceeded", "TooManyRequests", " ", "_", "-", "#", "x", "RATE", '"',
-              "<Code>", "</Code>"]  # fmt: skip
+              "<Code>", "</Code>", "Throttled", "RequestThrottled", "\t", "\x1c", "'"]  # fmt: skip
     for _ in range(30_000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
         expected = bool(_THROTTLE_400.search(text))

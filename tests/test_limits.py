@@ -320,6 +320,15 @@ def test_a_retry_after_beyond_the_cap_is_refused_not_slept() -> None:
     assert clock.sleeps == [20.0]
 
 
+def test_a_window_as_long_as_the_servers_pause_is_refused_as_a_wait() -> None:
+    clock = FakeClock()
+    lim = RateLimiter("geo", max_requests=1, window_seconds=120.0, clock=clock)
+    lim.record_success(lim.acquire())  # the window is full until t=120
+    lim.release(None, retry_after=120.0)  # and the server asked for the same pause
+    exc = refusal(lim.acquire)
+    assert exc.reason == "wait"  # the rate alone would have refused it
+
+
 def test_a_full_window_whose_wait_exceeds_the_cap_is_refused() -> None:
     clock = FakeClock()
     lim = limiter(clock, max_requests=1, window_seconds=120.0)

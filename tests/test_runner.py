@@ -317,6 +317,19 @@ def test_a_signal_raised_from_a_response_lends_it_its_wait() -> None:
     assert clock.sleeps == [15.0]
 
 
+def test_a_signal_asking_longer_than_its_response_wins() -> None:
+    clock = FakeClock()
+    limiter = nucleo.RateLimiter("shop", max_requests=100, window_seconds=1.0, clock=clock)
+
+    def tool_body() -> None:
+        answer = nucleo.http_exception("Shop", "/orders", 429, b"slow", {"Retry-After": "5"})
+        raise nucleo.RateLimitRetryException("429", retry_after=30) from answer
+
+    run_tool(tool_body, limiters=[limiter], clock=clock, retries=0)
+    assert run_tool(flaky([]), limiters=[limiter], clock=clock).text == "ok"
+    assert clock.sleeps == [30.0]
+
+
 def test_past_the_budget_the_call_fails_naming_the_signal(
     llm_snapshot: SnapshotAssertion, caplog: pytest.LogCaptureFixture
 ) -> None:

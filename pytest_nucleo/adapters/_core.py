@@ -53,13 +53,13 @@ def through_runner(func: Callable[..., Any], on_failure: OnFailure) -> Callable[
         if extra:
             if star is None:
                 raise TypeError(
-                    f"{func.__name__}() takes {len(positional)} positional arguments but "
+                    f"{_name_of(func)}() takes {len(positional)} positional arguments but "
                     f"{len(args)} were given"
                 )
             named[star] = extra
         twice = sorted(named.keys() & kwargs.keys())
         if twice:
-            raise TypeError(f"{func.__name__}() got multiple values for {', '.join(twice)}")
+            raise TypeError(f"{_name_of(func)}() got multiple values for {', '.join(twice)}")
         return {**named, **kwargs}
 
     wrapper: Callable[..., Any]
