@@ -182,6 +182,14 @@ class ToolInfo:
     name: str
     limiters: tuple[RateLimiter, ...] = ()
 
+    @staticmethod
+    def of(target: object) -> ToolInfo | None:
+        """What ``@tool`` attached to ``target`` (through ``functools.partial``), or None."""
+        while isinstance(target, functools.partial):
+            target = target.func
+        info = getattr(target, _INFO, None)
+        return info if isinstance(info, ToolInfo) else None
+
 
 _INFO = "__nucleo_tool__"
 
@@ -221,11 +229,11 @@ def tool(
 
 
 def _name_of(target: object) -> str:
+    info = ToolInfo.of(target)
+    if info is not None:
+        return info.name
     while isinstance(target, functools.partial):
         target = target.func
-    info = getattr(target, _INFO, None)
-    if isinstance(info, ToolInfo):
-        return info.name
     named = getattr(target, "__name__", None)
     return named if isinstance(named, str) else type(target).__name__
 
@@ -514,14 +522,14 @@ class _Call:
             raise TypeError(f"a tool must be callable; got a {type(target).__name__}")
         if (retries, backoff, max_backoff) != _DEFAULTS:
             _check_options(retries, backoff, max_backoff)
-        info = getattr(target, _INFO, None)
+        info = ToolInfo.of(target)
         if limiters is None:
-            attached = info.limiters if isinstance(info, ToolInfo) else ()
+            attached = info.limiters if info is not None else ()
         else:
             attached = _check_limiters(limiters)
         return cls(
             tool=target,
-            name=name or (info.name if isinstance(info, ToolInfo) else _name_of(target)),
+            name=name or (info.name if info is not None else _name_of(target)),
             limiters=attached,
             retries=retries,
             backoff=float(backoff),

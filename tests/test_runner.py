@@ -275,6 +275,18 @@ def test_a_suggested_delay_is_honoured() -> None:
     assert clock.sleeps == [7.0]
 
 
+def test_tool_info_reads_what_the_decorator_attached() -> None:
+    limiter = nucleo.RateLimiter("shop", max_requests=1, window_seconds=1.0)
+
+    @nucleo.tool(name="orders.fetch", limiters=[limiter])
+    def fetch(number: str) -> str:
+        return number
+
+    assert nucleo.ToolInfo.of(fetch) == nucleo.ToolInfo("orders.fetch", (limiter,))
+    assert nucleo.ToolInfo.of(functools.partial(fetch, "1")) == nucleo.ToolInfo.of(fetch)
+    assert nucleo.ToolInfo.of(lambda: None) is None
+
+
 def test_a_signals_suggested_delay_holds_the_tools_limiters() -> None:
     clock = FakeClock()
     limiter = nucleo.RateLimiter("shop", max_requests=100, window_seconds=1.0, clock=clock)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import chemistry
 from chemistry import fetch_compound, search_compounds
 from hypothesis import given
 from hypothesis import strategies as st
@@ -52,7 +53,13 @@ def test_server_busy_is_mapped_to_a_throttle(fake_upstream, llm_snapshot):
     assert failure.explanation == llm_snapshot
 
 
+def test_both_tools_carry_the_modules_one_limiter():
+    search, fetch = nucleo.ToolInfo.of(search_compounds), nucleo.ToolInfo.of(fetch_compound)
+    assert search.limiters == fetch.limiters == (chemistry.limiter,)
+
+
 def test_one_limiter_switches_both_tools_off(fake_upstream, llm_snapshot):
+    # The same wiring as the module's, on a fake clock and with a shorter fuse.
     clock = nucleo.FakeClock()
     shared = nucleo.RateLimiter(
         "pubchem",
