@@ -236,7 +236,8 @@ def test_model_text_comparison_shows_a_line_diff(pytester: pytest.Pytester) -> N
             assert "abc" == "abd"
         """
     )
-    result = pytester.runpytest()
+    # -rN: no short summary, which repeats messages as far as the terminal is wide.
+    result = pytester.runpytest("-rN")
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(
         [

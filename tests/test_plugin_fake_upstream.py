@@ -234,7 +234,8 @@ def test_unused_route_fails_at_teardown_unless_marked(pytester: pytest.Pytester)
             assert False, "the test's own failure"
         """
     )
-    result = pytester.runpytest()
+    # -rN: no short summary, which repeats messages as far as the terminal is wide.
+    result = pytester.runpytest("-rN")
     result.assert_outcomes(passed=2, failed=1, errors=1)
     result.stdout.fnmatch_lines(
         [
