@@ -185,9 +185,7 @@ class ToolInfo:
     @staticmethod
     def of(target: object) -> ToolInfo | None:
         """What ``@tool`` attached to ``target`` (through ``functools.partial``), or None."""
-        while isinstance(target, functools.partial):
-            target = target.func
-        info = getattr(target, _INFO, None)
+        info = getattr(_unwrapped(target), _INFO, None)
         return info if isinstance(info, ToolInfo) else None
 
 
@@ -228,19 +226,24 @@ def tool(
     return attach if func is None else attach(func)
 
 
+def _unwrapped(target: object) -> object:
+    """The function under any ``functools.partial`` layers."""
+    while isinstance(target, functools.partial):
+        target = target.func
+    return target
+
+
 def _name_of(target: object) -> str:
     info = ToolInfo.of(target)
     if info is not None:
         return info.name
-    while isinstance(target, functools.partial):
-        target = target.func
+    target = _unwrapped(target)
     named = getattr(target, "__name__", None)
     return named if isinstance(named, str) else type(target).__name__
 
 
 def _is_async(target: object) -> bool:
-    while isinstance(target, functools.partial):
-        target = target.func
+    target = _unwrapped(target)
     if inspect.iscoroutinefunction(target):
         return True
     if inspect.isfunction(target) or inspect.ismethod(target) or isinstance(target, type):
