@@ -32,6 +32,7 @@ from ._exceptions import (
     UncorrectableRuntimeLLMException,
     UpstreamRetryException,
 )
+from ._message import readable_message
 from ._text import VALUE_LIMIT, one_line
 
 MAX_CHAIN = 256
@@ -75,10 +76,13 @@ def find_in_chain(exc: BaseException, kind: type[R]) -> R | None:
 
 
 def deepest_message(exc: BaseException) -> str:
-    """The message of the deepest exception in the chain that has one, else its class name."""
+    """The message of the deepest exception in the chain that has one, else its class name.
+
+    A message that cannot be read (a ``__str__`` that raises or returns a non-string) counts
+    as none."""
     members = list(iter_chain(exc))
     for member in reversed(members):
-        if text := str(member).strip():
+        if text := (readable_message(member) or "").strip():
             return text
     return type(members[-1]).__name__
 
@@ -100,7 +104,9 @@ def unwrap(
     exc: BaseException, *, component: str = DEFAULT_COMPONENT
 ) -> LLMReadableCheckedException:
     """Keep the first LLM-readable exception in the chain of ``exc``; make anything else a
-    :class:`SystemException` naming ``component``.
+    :class:`SystemException` naming ``component``, whose technical message is the deepest
+    message of the chain (what went wrong, not the wrapper's "job failed"; the class name when
+    no member has a message).
 
     A checked one is returned; a runtime one (:class:`LLMReadableRuntimeException`) is raised
     as itself, and so is any retry signal (:class:`UpstreamRetryException`) in the chain, so a
@@ -111,7 +117,8 @@ def unwrap(
     _raise_signal(exc)
     found = find_in_chain(exc, LLMReadableException)
     if found is None:
-        return SystemException(component, f"{type(exc).__name__}: {exc}", cause=exc)
+        # The deepest message says what went wrong; the wrappers above it only where.
+        return SystemException(component, deepest_message(exc), cause=exc)
     if found is not exc:
         _detached(found)
     if isinstance(found, LLMReadableRuntimeException):

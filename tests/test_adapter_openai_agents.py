@@ -225,6 +225,21 @@ def test_a_cancelled_call_reads_as_job_cancelled() -> None:
     assert text == nucleo.JobCancelledException().explain_to_llm()
 
 
+class StrRaises(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no message today")
+
+
+def test_the_formatter_is_total_over_a_broken_message() -> None:
+    text = failure_error_function(None, StrRaises())  # type: ignore[arg-type]
+    assert text == (
+        "A system error occurred in the tool. The operation could not be completed.\n"
+        + UNCORRECTABLE_HINT
+    )
+    assert text.exception is not None  # type: ignore[attr-defined]
+    assert str(text.exception) == "the tool: StrRaises"  # type: ignore[attr-defined]
+
+
 # --- success, sync and async, the schema -------------------------------------------------------
 
 

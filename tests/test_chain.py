@@ -121,7 +121,25 @@ def test_unwrap_makes_anything_else_a_system_exception() -> None:
     assert result.llm_message == (
         "A system error occurred in order_tool. The operation could not be completed."
     )
-    assert "RuntimeError: client call failed" in str(result)
+    assert result.technical_message == "'eta'"  # the deepest message: what went wrong
+
+
+class ExecutionException(Exception):
+    """A foreign framework's wrapper, as a job runner raises it around the real failure."""
+
+
+def test_unwrap_of_a_foreign_wrapper_carries_the_deepest_message() -> None:
+    wrapper = ExecutionException("job failed")
+    wrapper.__cause__ = ConnectionError("pool exhausted")
+    result = nucleo.unwrap(wrapper, component="orders")
+    assert result.technical_message == "pool exhausted"
+    assert str(result) == "orders: pool exhausted"
+
+
+def test_unwrap_of_an_exception_without_a_message_gives_its_class_name() -> None:
+    result = nucleo.unwrap(ExecutionException(), component="orders")
+    assert result.technical_message == "ExecutionException"
+    assert str(result) == "orders: ExecutionException"
 
 
 def test_unwrap_raises_a_runtime_readable_as_itself() -> None:
@@ -258,6 +276,30 @@ def test_wrap_finds_a_correctable_inside_a_group() -> None:
     group = ExceptionGroup("batch", [TimeoutError("slow"), not_found()])
     wrapped = nucleo.wrap_with_context(group, "PubChem", "cid", "999", "batch fetch")
     assert type(wrapped) is nucleo.InvalidInputException
+
+
+class StrRaises(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no message today")
+
+
+class StrReturnsANumber(Exception):
+    def __str__(self) -> str:
+        return 42  # type: ignore[return-value]
+
+
+BROKEN_MESSAGES = [StrRaises, StrReturnsANumber]
+
+
+@pytest.mark.parametrize("broken", BROKEN_MESSAGES)
+def test_the_helpers_are_total_over_a_broken_message(broken: type[Exception]) -> None:
+    alone, buried = broken(), buried_two_levels(broken())
+    assert deepest_message(alone) == broken.__name__
+    assert deepest_message(buried) == "read failed"
+    assert nucleo.unwrap(alone).technical_message == broken.__name__
+    wrapped = nucleo.wrap_with_context(alone, "PubChem", "cid", "1", "fetch")
+    assert str(wrapped) == f"PubChem: fetch: {broken.__name__}"
+    assert type(nucleo.unwrap_runtime(alone, "it broke")) is nucleo.UncorrectableRuntimeLLMException
 
 
 # --- unwrap_runtime ------------------------------------------------------------------------

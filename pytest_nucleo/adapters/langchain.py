@@ -46,6 +46,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import ValidationError
 
 from pytest_nucleo._exceptions import InvalidInputException
+from pytest_nucleo._message import message_of
 from pytest_nucleo._runner import ToolResult
 from pytest_nucleo.adapters._core import log_failure, schema_failure, through_runner, tool_name
 
@@ -74,7 +75,7 @@ def _tool_error_text(error: ToolException) -> str:
         return error.result.text
     # Unreachable through our wrapper (the runner turns any exception the function raises into
     # a result); kept as LangChain's own default so a stray ToolException still reads sensibly.
-    return str(error.args[0]) if error.args else "Tool execution error"
+    return message_of(error) if error.args else "Tool execution error"
 
 
 def _validation_error_handler(func: Callable[..., Any]) -> Callable[[Any], str]:

@@ -66,6 +66,7 @@ from pytest_nucleo._exceptions import (
     LLMReadableException,
     SystemException,
 )
+from pytest_nucleo._message import described
 from pytest_nucleo._runner import ToolResult, run_sync
 from pytest_nucleo.adapters._core import schema_failure, through_runner, tool_name
 
@@ -170,7 +171,7 @@ def _failure_text(
         # The SDK hands a cancelled call over as an Exception carrying the CancelledError.
         failure = JobCancelledException()
     else:
-        failure = SystemException(_component(ctx), f"{type(error).__name__}: {error}", error)
+        failure = SystemException(_component(ctx), described(error), error)
     return ToolFailureText(failure.explain_to_llm(), failure)
 
 
