@@ -3,8 +3,10 @@
 :func:`run_tool` and :func:`arun_tool` take a tool (any callable, sync or async) and the
 arguments a model sent, and return a :class:`ToolResult`: on success the value and its
 deterministic text, on failure the exception and its ``explain_to_llm()`` text. Nothing a tool
-raises escapes as an exception, except what must not be swallowed (``KeyboardInterrupt``,
-``SystemExit``, and an outer cancellation of the caller's task).
+raises escapes as an exception, except what must not be swallowed: ``KeyboardInterrupt``,
+``SystemExit``, and a cancellation of the caller's own task. Any other ``BaseException`` a tool
+raises (``GeneratorExit``, a ``CancelledError`` of its own, a custom subclass) is a bug of the
+tool and becomes a :class:`SystemException`, in :func:`run_tool` and :func:`arun_tool` alike.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from ._exceptions import (
     check_seconds,
 )
 from ._limits import LimiterRefusalException, Permit, RateLimiter, UpstreamFailure
+from ._message import described
 from ._retry_after import RETRY_AFTER_CAP
 from ._secrets import redact
 from ._text import VALUE_LIMIT, clean_block, one_line, seconds
@@ -57,6 +60,9 @@ DEFAULT_RETRIES = 3
 DEFAULT_BACKOFF = 0.5
 DEFAULT_MAX_BACKOFF = 30.0
 _DEFAULTS = (DEFAULT_RETRIES, DEFAULT_BACKOFF, DEFAULT_MAX_BACKOFF)
+
+_NEVER_CAUGHT = (KeyboardInterrupt, SystemExit)
+"""What the runner lets through from a tool: the user or the process asked to stop."""
 
 
 class RetriesExhaustedException(UncorrectableLLMException):
@@ -509,6 +515,8 @@ class _Call:
     max_backoff: float
     clock: Clock
     facts: _Facts
+    # What the tool raised on its way out while the runner was stopping it: the stop's cause.
+    raised_while_stopped: BaseException | None = None
 
     @classmethod
     def prepare(
@@ -552,11 +560,16 @@ class _Call:
             limiter.record_success(permit)
         try:
             text = _serialize(value)
-        except (TypeError, ValueError, RecursionError) as exc:
+        except _NEVER_CAUGHT:
+            raise
+        except BaseException as exc:
+            # Serializing runs the value's own code (model_dump, a dataclass field's copy, a
+            # Mapping's iteration), which may raise anything, with anything in its message.
             return self.failed(
                 SystemException(
                     self.name,
-                    f"the tool returned a value that cannot be serialized for the model: {exc}",
+                    "the tool returned a value that cannot be serialized for the model: "
+                    + redact(described(exc)),
                     cause=exc,
                 )
             )
@@ -651,11 +664,13 @@ class _Call:
                         "the tool returned an awaitable from a plain call: make it an async def "
                         "and run it with arun_tool"
                     )
-            except Exception as exc:
-                outcome = self.after_error(permits, exc, attempt)
-            except BaseException:
+            except _NEVER_CAUGHT:
                 self.release(permits)
                 raise
+            except BaseException as exc:
+                # Nothing is cancelling a plain call: a CancelledError, a GeneratorExit or a
+                # custom BaseException is the tool's own, a bug like any other exception.
+                outcome = self.after_error(permits, exc, attempt)
             else:
                 return self.succeeded(permits, value)
             if isinstance(outcome, ToolResult):
@@ -687,21 +702,28 @@ class _Call:
                 else:
                     # A plain function runs in a worker thread: it must not block the loop, and
                     # a timeout or a cancellation must still be able to end the call.
-                    value = await asyncio.to_thread(self.tool, *args, **kwargs)
+                    value = await asyncio.to_thread(_boxed, self.tool, args, kwargs)
+                    if isinstance(value, _Raised):
+                        raise value.exception
                     if inspect.isawaitable(value):
                         value = await value
-            except Exception as exc:
-                outcome = self.after_error(permits, exc, attempt)
-            except asyncio.CancelledError as exc:
-                task = asyncio.current_task()
-                if task is None or task.cancelling():
-                    self.release(permits)
-                    raise  # someone cancelled this task: never swallow that
-                # The tool let a CancelledError of its own escape: a bug of the tool.
-                outcome = self.after_error(permits, exc, attempt)
-            except BaseException:
+            except _NEVER_CAUGHT:
                 self.release(permits)
                 raise
+            except BaseException as exc:
+                task = asyncio.current_task()
+                if task is None or task.cancelling():
+                    # This task is being cancelled (the runner's timeout or token, or the
+                    # caller's own cancellation): the stop is the outcome, whatever the tool
+                    # raised on its way out (a "Statement closed" from its cleanup, say).
+                    self.release(permits)
+                    if isinstance(exc, asyncio.CancelledError):
+                        raise
+                    self.raised_while_stopped = exc
+                    raise asyncio.CancelledError() from exc
+                # Otherwise a CancelledError, a GeneratorExit or a custom BaseException is the
+                # tool's own: a bug of the tool, like any other exception.
+                outcome = self.after_error(permits, exc, attempt)
             else:
                 return self.succeeded(permits, value)
             if isinstance(outcome, ToolResult):
@@ -757,7 +779,28 @@ class _Call:
             failure = JobTimeoutException(timeout)
         else:
             failure = JobCancelledException()
+        if self.raised_while_stopped is not None:
+            # Logged as the stop's cause, so the record blames the stop, not the tool.
+            failure.__cause__ = self.raised_while_stopped
         return self.failed(failure)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Raised:
+    exception: BaseException
+
+
+def _boxed(tool: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Call a plain tool in a worker thread, handing back what it raised as a value.
+
+    asyncio delivers a thread's exception by throwing it into the awaiting coroutine, and a
+    thrown GeneratorExit closes the coroutines on the way instead of reaching their ``except``:
+    raised again in the runner's own frame, it is handled like anything else the tool raised.
+    """
+    try:
+        return tool(*args, **kwargs)
+    except BaseException as exc:
+        return _Raised(exc)
 
 
 def _close(awaitable: Awaitable[Any]) -> None:

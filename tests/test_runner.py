@@ -9,6 +9,7 @@ import enum
 import functools
 import logging
 import threading
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -90,6 +91,47 @@ def test_a_value_that_cannot_be_serialized_is_a_bug_of_the_tool(
     assert [r.levelno for r in caplog.records] == [logging.ERROR]
 
 
+class RaisingModel:
+    """Looks like a pydantic model whose serializer fails, quoting its configuration."""
+
+    def model_dump(self, mode: str) -> dict[str, Any]:
+        raise RuntimeError(f"cannot dump Settings(api_key={SECRET!r})")
+
+
+class Connection:
+    def __deepcopy__(self, memo: dict[int, Any]) -> Connection:
+        raise RuntimeError(f"a live connection cannot be copied (api_key={SECRET})")
+
+
+@dataclasses.dataclass
+class HoldsAConnection:
+    connection: Connection = dataclasses.field(default_factory=Connection)
+
+
+class BrokenMapping(Mapping[str, str]):
+    def __getitem__(self, key: str) -> str:
+        raise LookupError(f"mapping view lost (api_key={SECRET})")
+
+    def __iter__(self) -> Iterator[str]:
+        raise LookupError(f"mapping view lost (api_key={SECRET})")
+
+    def __len__(self) -> int:
+        return 1
+
+
+@pytest.mark.nucleo(expect_leaks=True)
+@pytest.mark.parametrize(
+    "value", [RaisingModel(), HoldsAConnection(), BrokenMapping()], ids=["model", "copy", "mapping"]
+)
+def test_a_value_whose_serialization_raises_is_a_bug_of_the_tool(value: object) -> None:
+    result = run_tool(lambda: value, name="settings")
+    assert isinstance(result.exception, nucleo.SystemException)
+    assert result.text.startswith("A system error occurred in settings.")
+    assert "cannot be serialized" in str(result.exception)
+    for shown in (str(result.exception), repr(result.exception), *result.exception.args):
+        assert SECRET not in str(shown)
+
+
 # --- failures --------------------------------------------------------------------------------
 
 
@@ -159,6 +201,71 @@ def test_keyboard_interrupt_is_never_swallowed() -> None:
 
     with pytest.raises(KeyboardInterrupt):
         run_tool(interrupted)
+
+
+class StrRaises(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no message today")
+
+
+class StrReturnsANumber(Exception):
+    def __str__(self) -> str:
+        return 42  # type: ignore[return-value]
+
+
+@pytest.mark.nucleo(expect_leaks=True)
+@pytest.mark.parametrize("kind", [StrRaises, StrReturnsANumber])
+def test_an_exception_whose_message_cannot_be_read_is_still_a_result(
+    kind: type[Exception], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.ERROR)
+    for result in (
+        run_tool(raises_sync(kind), name="lookup"),
+        asyncio.run(arun_tool(raises_async(kind), name="lookup")),
+    ):
+        assert isinstance(result.exception, nucleo.SystemException)
+        assert str(result.exception) == f"lookup: {kind.__name__}"
+    assert "tool lookup failed" in caplog.text  # the log record was formatted too
+
+
+class Abort(BaseException):
+    """A library's own BaseException, as some test frameworks and greenlet libraries raise."""
+
+
+def raises_sync(kind: type[BaseException]) -> Any:
+    def tool_body() -> None:
+        raise kind()
+
+    return tool_body
+
+
+def raises_async(kind: type[BaseException]) -> Any:
+    async def tool_body() -> None:
+        raise kind()
+
+    return tool_body
+
+
+@pytest.mark.nucleo(expect_leaks=True)
+@pytest.mark.parametrize("kind", [asyncio.CancelledError, GeneratorExit, Abort])
+def test_a_base_exception_of_the_tools_own_is_a_bug_in_both_runners(
+    kind: type[BaseException],
+) -> None:
+    sync_result = run_tool(raises_sync(kind), name="lookup")
+    threaded = asyncio.run(arun_tool(raises_sync(kind), name="lookup"))
+    awaited = asyncio.run(arun_tool(raises_async(kind), name="lookup"))
+    for result in (sync_result, threaded, awaited):
+        assert isinstance(result.exception, nucleo.SystemException)
+        assert isinstance(result.exception.__cause__, kind)
+        assert result.text.startswith("A system error occurred in lookup.")
+
+
+@pytest.mark.parametrize("kind", [KeyboardInterrupt, SystemExit])
+def test_the_process_stopping_is_let_through_by_both_runners(kind: type[BaseException]) -> None:
+    with pytest.raises(kind):
+        run_tool(raises_sync(kind))
+    with pytest.raises(kind):
+        asyncio.run(arun_tool(raises_async(kind)))
 
 
 # --- arguments -------------------------------------------------------------------------------
@@ -699,3 +806,84 @@ def test_run_tool_runs_an_async_tool_when_no_loop_is_running() -> None:
 def test_an_impossible_timeout_is_refused() -> None:
     with pytest.raises(ValueError, match="timeout must be a finite number"):
         asyncio.run(arun_tool(get_order, {}, timeout=float("inf")))
+
+
+# --- a tool that raises while the runner stops it --------------------------------------------
+
+STATEMENT_CLOSED_TOOL = """
+import asyncio
+from pytest_nucleo import FakeClock, arun_tool
+
+
+async def lookup(cid: str) -> str:
+    try:
+        await asyncio.Event().wait()
+    except asyncio.CancelledError:
+        # A database driver's cleanup, failing as the call is torn down.
+        raise RuntimeError("Statement closed")
+    return "never"
+
+
+def run_past_its_timeout():
+    clock = FakeClock()
+
+    async def main():
+        task = asyncio.create_task(arun_tool(lookup, {"cid": "2244"}, clock=clock, timeout=30))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        clock.advance(30)
+        return await task
+
+    return asyncio.run(main())
+"""
+
+
+def test_a_tool_raising_while_timed_out_is_a_timeout_caused_by_what_it_raised(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    namespace: dict[str, Any] = {}
+    exec(STATEMENT_CLOSED_TOOL, namespace)  # the same tool the strict run below uses
+    result = namespace["run_past_its_timeout"]()
+    assert isinstance(result.exception, nucleo.JobTimeoutException)
+    assert result.text == nucleo.JobTimeoutException(30).explain_to_llm()
+    cause = result.exception.__cause__
+    assert isinstance(cause, RuntimeError)
+    assert str(cause) == "Statement closed"
+    # One record, and its failure is the timeout: the outcome, not a bug of the tool.
+    assert [r.exc_info[1] if r.exc_info else None for r in caplog.records] == [result.exception]
+    assert "SystemException" not in caplog.text
+
+
+def test_strict_mode_sees_no_leak_in_a_tool_raising_while_timed_out(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        STATEMENT_CLOSED_TOOL
+        + """
+
+def test_the_timeout_is_the_outcome():
+    assert run_past_its_timeout().is_error
+"""
+    )
+    strict = pytester.runpytest("--nucleo-strict")
+    strict.assert_outcomes(passed=1)
+    assert "leaked" not in strict.stdout.str()
+    assert strict.ret == 0
+
+
+def test_a_tool_raising_as_its_caller_is_cancelled_lets_the_cancellation_through() -> None:
+    async def lookup() -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            raise RuntimeError("Statement closed") from None
+
+    async def main() -> None:
+        task = asyncio.create_task(arun_tool(lookup))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        task.cancel()
+        await task
+
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(main())
