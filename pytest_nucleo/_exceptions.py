@@ -457,10 +457,13 @@ class QuotaExhaustedException(UncorrectableRuntimeLLMException):
 
 
 class SpendCapExceededException(UncorrectableRuntimeLLMException):
-    """Raised by the runtime: the work was refused under its workflow's spend cap."""
+    """Raised by the runtime: the work was refused under its workflow's spend cap.
+
+    Like every runtime-family failure, ``str(exc) == exc.llm_message ==`` the message given.
+    """
 
     def __init__(self, message: str) -> None:
-        super().__init__(f"The spend cap was reached: {one_line(message)}")
+        super().__init__(message)
         self._keep(message=message)
 
 

@@ -24,6 +24,7 @@ from typing import Final, Literal, NewType, TypeGuard
 from ._chain import iter_chain
 from ._clock import SYSTEM_CLOCK, Clock
 from ._exceptions import ExternalServiceException, UncorrectableLLMException, check_seconds
+from ._retry_after import RETRY_AFTER_CAP
 from ._text import VALUE_LIMIT, clean_block, one_line, render_value, seconds
 
 Permit = NewType("Permit", int)
@@ -94,13 +95,15 @@ class UpstreamFailure:
         )
 
     def describe(self) -> str:
-        """One clean sentence fragment quoting the response, for model-facing text."""
+        """One clean sentence fragment quoting the response, for model-facing text; a blank
+        service or detail is left out rather than shown as an empty quote."""
         service = one_line(self.service, VALUE_LIMIT)
-        detail = render_value(self.detail, DETAIL_LIMIT)
         if self.status is not None:
-            text = f"HTTP {self.status} from {service}, saying {detail}"
+            text = f"HTTP {self.status} from {service}" if service else f"HTTP {self.status}"
         else:
-            text = f"a failure of {service} with no HTTP status, saying {detail}"
+            text = f"a failure of {service or 'the service'} with no HTTP status"
+        if self.detail.strip():
+            text += f", saying {render_value(self.detail, DETAIL_LIMIT)}"
         if self.retry_after is not None:
             text += f"; the server asked us to wait {seconds(self.retry_after)}"
         return text
@@ -114,7 +117,7 @@ def _status_of(carrier: BaseException) -> int | None:
 def _retry_after_of(carrier: BaseException) -> float | None:
     value = getattr(carrier, "retry_after", None)
     if _finite(value) and value >= 0:
-        return float(value)
+        return min(float(value), RETRY_AFTER_CAP)
     return None
 
 
@@ -539,7 +542,11 @@ class RateLimiter:
                 self._probe = None
 
     def _hold(self, now: float, retry_after: float | None) -> None:
-        """Under the lock: admit nothing before ``retry_after`` seconds from ``now`` elapse."""
+        """Under the lock: admit nothing before ``retry_after`` seconds from ``now`` elapse
+        (at most :data:`RETRY_AFTER_CAP`, as a parsed header is: a wild value given by hand or
+        by a carrier must not switch a tool off for years)."""
+        if retry_after is not None:
+            retry_after = min(retry_after, RETRY_AFTER_CAP)
         if retry_after is not None and now + retry_after > self._blocked_until:
             self._blocked_until = now + retry_after
 

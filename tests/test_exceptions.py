@@ -239,6 +239,12 @@ def test_runtime_family_has_one_message(cls: type[nucleo.LLMReadableRuntimeExcep
     assert exc.message == "Invalid result: R-17"
 
 
+def test_the_spend_cap_message_is_the_callers_text_exactly() -> None:
+    exc = nucleo.SpendCapExceededException("Workflow cap of 5 USD would be crossed")
+    assert str(exc) == exc.llm_message == "Workflow cap of 5 USD would be crossed"
+    assert exc.message == "Workflow cap of 5 USD would be crossed"
+
+
 @pytest.mark.parametrize("name", FAMILIES)
 def test_families_cannot_be_raised_directly(name: str) -> None:
     with pytest.raises(TypeError, match=r"is a family, not a failure: raise one of its subclasses"):

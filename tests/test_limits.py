@@ -293,6 +293,18 @@ def test_exactly_one_probe_among_50_tasks() -> None:
     assert sorted(asyncio.run(main())) == [False] * 49 + [True]
 
 
+def test_a_description_leaves_blank_parts_out(llm_snapshot: SnapshotAssertion) -> None:
+    assert UpstreamFailure("", "", 500).describe() == "HTTP 500"
+    assert UpstreamFailure("Shop", "  ", 500).describe() == "HTTP 500 from Shop"
+    assert UpstreamFailure("", "down", 503).describe() == 'HTTP 503, saying "down"'
+    assert UpstreamFailure("", "", None).describe() == (
+        "a failure of the service with no HTTP status"
+    )
+    lim = RateLimiter("shop", max_requests=30, window_seconds=60, clock=FakeClock())
+    open_circuit(lim, UpstreamFailure("", "", 500))
+    assert refusal(lim.acquire).explain_to_llm() == llm_snapshot
+
+
 # --- Retry-After -------------------------------------------------------------------------------
 
 
@@ -318,6 +330,26 @@ def test_a_retry_after_beyond_the_cap_is_refused_not_slept() -> None:
     clock.advance(100.0)
     lim.acquire()  # 20 s left: within the cap, so it waits them out
     assert clock.sleeps == [20.0]
+
+
+@pytest.mark.parametrize("report", ["record_failure", "release", "from_exception"])
+def test_a_wild_retry_after_holds_the_limiter_no_longer_than_the_cap(report: str) -> None:
+    clock = FakeClock()
+    lim = limiter(clock, max_requests=100)
+    if report == "record_failure":
+        lim.record_failure(UpstreamFailure("GitHub", "slow down", 429, 1e9), lim.acquire())
+    elif report == "release":
+        lim.release(lim.acquire(), retry_after=1e9)
+    else:
+        carrier = nucleo.UpstreamThrottleException("GitHub", "slow down", retry_after=1e9)
+        failure = UpstreamFailure.from_exception(carrier)
+        assert failure is not None
+        assert failure.retry_after == nucleo.RETRY_AFTER_CAP
+        lim.record_failure(failure, lim.acquire())
+    assert refusal(lim.acquire).off_for == nucleo.RETRY_AFTER_CAP
+    clock.advance(nucleo.RETRY_AFTER_CAP)
+    lim.acquire()  # a day later the tool is back, not in thirty years
+    assert clock.sleeps == []
 
 
 def test_a_window_as_long_as_the_servers_pause_is_refused_as_a_wait() -> None:
