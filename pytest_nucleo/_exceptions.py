@@ -33,7 +33,10 @@ Every exception has two messages: ``str(exc)`` is the technical one, for logs an
 model message, a newline, and one hint line chosen only by ``is_correctable``.
 
 Constructor arguments are kept as attributes of the same names and as ``exc.args``, so every
-exception pickles with its fields (the cause travels too when it pickles).
+exception pickles with its fields and its cause. A cause that could not be rebuilt on loading
+(it does not pickle, or its constructor does not take its own ``args``) travels as a plain
+``Exception`` stand-in keeping its class name and message. Each level of a chain is checked
+once, so pickling costs time in proportion to the chain's length.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ import pickle
 import reprlib
 from typing import Any, ClassVar, final
 
+from ._message import described
 from ._secrets import redact
 from ._text import VALUE_LIMIT, clean_block, one_line, render_value, seconds
 
@@ -66,14 +70,38 @@ _repr.maxstring = _repr.maxother = 80
 
 
 def _portable(cause: BaseException | None) -> BaseException | None:
-    """The cause itself when it pickles, else a plain stand-in keeping its type and message."""
-    if cause is None:
-        return None
+    """The cause itself when a pickle of it can be loaded again, else a plain stand-in keeping
+    its class name and message."""
+    if cause is None or _rebuilds(cause):
+        return cause
+    return Exception(redact(described(cause)))
+
+
+def _rebuilds(exc: BaseException) -> bool:
+    """Whether ``exc`` alone, without its cause, survives a pickle round trip.
+
+    Only this one level is tried: its own cause is checked when it is pickled in turn. Trying
+    the whole chain at every level would pickle it again at each one, a cost that doubled with
+    every level.
+    """
     try:
-        pickle.dumps(cause)
+        reduced = _one_level(exc)
+        if isinstance(reduced, str):  # a global's name: pickled by reference
+            return True
+        loaded = pickle.loads(pickle.dumps(reduced))
+        loaded[0](*loaded[1])
     except Exception:
-        return Exception(f"{type(cause).__name__}: {redact(str(cause))}")
-    return cause
+        return False
+    return True
+
+
+def _one_level(exc: BaseException) -> Any:
+    """What pickling ``exc`` would reduce it to, leaving out the cause our classes add."""
+    if isinstance(exc, LLMReadableException | UpstreamRetryException):
+        reduce = type(exc).__reduce__
+        if reduce is LLMReadableException.__reduce__ or reduce is UpstreamRetryException.__reduce__:
+            return exc._reduced_without_cause()
+    return exc.__reduce_ex__(pickle.DEFAULT_PROTOCOL)
 
 
 def _clause(text: str) -> str:
@@ -144,10 +172,13 @@ class LLMReadableException(Exception):
             shown = _repr.repr(self._message)
         return redact(f"{type(self).__name__}({shown})")
 
+    def _reduced_without_cause(self) -> tuple[Any, ...]:
+        return (type(self), self.args, dict(self.__dict__))
+
     def __reduce__(self) -> tuple[Any, ...]:
-        state = dict(self.__dict__)
-        state["__cause__"] = _portable(self.__cause__)
-        return (type(self), self.args, state)
+        reduced = self._reduced_without_cause()
+        reduced[2]["__cause__"] = _portable(self.__cause__)
+        return reduced
 
 
 class LLMReadableCheckedException(LLMReadableException):
@@ -510,10 +541,17 @@ class UpstreamRetryException(Exception):
         self.message = message
         self.retry_after = retry_after
 
+    def _reduced_without_cause(self) -> tuple[Any, ...]:
+        return (
+            _rebuild_signal,
+            (type(self), self.message, self.retry_after),
+            dict(self.__dict__),
+        )
+
     def __reduce__(self) -> tuple[Any, ...]:
-        state = dict(self.__dict__)
-        state["__cause__"] = _portable(self.__cause__)
-        return (_rebuild_signal, (type(self), self.message, self.retry_after), state)
+        reduced = self._reduced_without_cause()
+        reduced[2]["__cause__"] = _portable(self.__cause__)
+        return reduced
 
     def __repr__(self) -> str:
         return redact(

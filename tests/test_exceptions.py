@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 import re
 import threading
+from typing import Any
 from collections.abc import Callable
 
 import pytest
@@ -159,6 +160,59 @@ def test_pickle_replaces_an_unpicklable_cause_with_a_stand_in() -> None:
     exc = nucleo.ExternalServiceException("PubChem", "connection lost", HoldsALock())
     copy = pickle.loads(pickle.dumps(exc))
     assert str(copy.__cause__) == "HoldsALock: socket closed"
+
+
+class TwoArgs(Exception):
+    """Pickles (its args are only the message) but cannot be rebuilt: ``__init__`` needs two."""
+
+    def __init__(self, code: int, msg: str) -> None:
+        super().__init__(msg)
+        self.code = code
+
+
+def test_pickle_replaces_a_cause_that_cannot_be_rebuilt(sample: LLMReadableException) -> None:
+    sample.__cause__ = TwoArgs(500, "down")
+    copy = pickle.loads(pickle.dumps(sample))
+    assert type(copy) is type(sample)
+    assert copy.explain_to_llm() == sample.explain_to_llm()
+    assert type(copy.__cause__) is Exception
+    assert str(copy.__cause__) == "TwoArgs: down"
+
+
+def test_pickle_replaces_a_signals_cause_that_cannot_be_rebuilt() -> None:
+    signal = nucleo.OverloadRetryException("busy", retry_after=2.0)
+    signal.__cause__ = TwoArgs(503, "overloaded")
+    copy = pickle.loads(pickle.dumps(signal))
+    assert (type(copy), copy.message, copy.retry_after) == (type(signal), "busy", 2.0)
+    assert str(copy.__cause__) == "TwoArgs: overloaded"
+
+
+@pytest.mark.parametrize("levels", [13, 18])
+def test_pickle_keeps_a_deep_chain_at_a_cost_linear_in_its_length(
+    levels: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reductions = 0
+    reduce = LLMReadableException.__reduce__
+
+    def counted(self: LLMReadableException) -> tuple[Any, ...]:
+        nonlocal reductions
+        reductions += 1
+        return reduce(self)
+
+    monkeypatch.setattr(LLMReadableException, "__reduce__", counted)
+    head: BaseException = TwoArgs(500, "pool exhausted")
+    for level in range(levels):
+        outer = nucleo.ExternalServiceException("Shop", f"level {level}")
+        outer.__cause__ = head
+        head = outer
+    copy = pickle.loads(pickle.dumps(head))
+    assert reductions == levels  # once a level; it was 2**levels - 1, each level pickled twice
+    depth = 0
+    while isinstance(copy, nucleo.ExternalServiceException):
+        assert str(copy) == f"Shop: level {levels - 1 - depth}"
+        copy, depth = copy.__cause__, depth + 1
+    assert depth == levels
+    assert str(copy) == "TwoArgs: pool exhausted"
 
 
 def test_repr_names_the_class_and_its_fields(sample: LLMReadableException) -> None:
