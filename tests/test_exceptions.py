@@ -5,8 +5,8 @@ from __future__ import annotations
 import pickle
 import re
 import threading
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
