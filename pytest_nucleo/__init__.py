@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     )
     from ._retry_after import RETRY_AFTER_CAP, parse_retry_after
     from ._runner import (
+        DEFAULT_TEXT_LIMIT,
         CancelToken,
         RetriesExhaustedException,
         ToolInfo,
@@ -92,6 +93,7 @@ if TYPE_CHECKING:
 # it uses (the limiters pull in asyncio, the client httpx).
 _WHERE = {
     "CORRECTABLE_HINT": "_exceptions",
+    "DEFAULT_TEXT_LIMIT": "_runner",
     "HTTP_STATUS_TABLE": "_status",
     "RETRY_AFTER_CAP": "_retry_after",
     "THROTTLE_400_PATTERNS": "_status",
@@ -173,6 +175,7 @@ _WHERE = {
 
 __all__ = [
     "CORRECTABLE_HINT",
+    "DEFAULT_TEXT_LIMIT",
     "HTTP_STATUS_TABLE",
     "RETRY_AFTER_CAP",
     "THROTTLE_400_PATTERNS",

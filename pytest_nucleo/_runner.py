@@ -61,6 +61,10 @@ DEFAULT_BACKOFF = 0.5
 DEFAULT_MAX_BACKOFF = 30.0
 _DEFAULTS = (DEFAULT_RETRIES, DEFAULT_BACKOFF, DEFAULT_MAX_BACKOFF)
 
+DEFAULT_TEXT_LIMIT = 50_000
+"""Most characters of a success text the model reads (about 12,000 tokens); past it the
+middle is cut. Set per tool with ``@tool(text_limit=...)`` or ``run_tool(..., text_limit=...)``."""
+
 _NEVER_CAUGHT = (KeyboardInterrupt, SystemExit)
 """What the runner lets through from a tool: the user or the process asked to stop."""
 
@@ -183,10 +187,12 @@ class CancelToken:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ToolInfo:
-    """What ``@tool`` attached to a function: the name the model knows it by, its limiters."""
+    """What ``@tool`` attached to a function: the name the model knows it by, its limiters,
+    and the most characters of a success text (None: :data:`DEFAULT_TEXT_LIMIT`)."""
 
     name: str
     limiters: tuple[RateLimiter, ...] = ()
+    text_limit: int | None = None
 
     @staticmethod
     def of(target: object) -> ToolInfo | None:
@@ -210,23 +216,46 @@ def _check_limiters(limiters: Iterable[RateLimiter]) -> tuple[RateLimiter, ...]:
     return checked
 
 
+def _check_text_limit(text_limit: int | None) -> None:
+    if text_limit is not None and not (
+        isinstance(text_limit, int) and not isinstance(text_limit, bool) and text_limit >= 1
+    ):
+        raise ValueError(
+            f"text_limit must be a whole number of characters >= 1, or None for the default "
+            f"of {DEFAULT_TEXT_LIMIT:,}; got {text_limit!r}"
+        )
+
+
 @overload
 def tool(func: F, /) -> F: ...
 @overload
-def tool(*, name: str | None = None, limiters: Iterable[RateLimiter] = ()) -> Callable[[F], F]: ...
 def tool(
-    func: F | None = None, /, *, name: str | None = None, limiters: Iterable[RateLimiter] = ()
+    *,
+    name: str | None = None,
+    limiters: Iterable[RateLimiter] = (),
+    text_limit: int | None = None,
+) -> Callable[[F], F]: ...
+def tool(
+    func: F | None = None,
+    /,
+    *,
+    name: str | None = None,
+    limiters: Iterable[RateLimiter] = (),
+    text_limit: int | None = None,
 ) -> F | Callable[[F], F]:
     """Name a tool and attach its limiters, for :func:`run_tool` / :func:`arun_tool`.
 
-    ``@tool``, or ``@tool(name="search_orders", limiters=[shop_limiter])``. The function is
-    returned unchanged (calling it directly bypasses the runner, its limiters and its retries);
-    the runner reads the name (default: the function's ``__name__``) and the limiters from it.
+    ``@tool``, or ``@tool(name="search_orders", limiters=[shop_limiter], text_limit=20_000)``.
+    The function is returned unchanged (calling it directly bypasses the runner, its limiters
+    and its retries); the runner reads the name (default: the function's ``__name__``), the
+    limiters and the most characters of a success text (default: :data:`DEFAULT_TEXT_LIMIT`)
+    from it.
     """
     checked = _check_limiters(limiters)
+    _check_text_limit(text_limit)
 
     def attach(target: F) -> F:
-        setattr(target, _INFO, ToolInfo(name or _name_of(target), checked))
+        setattr(target, _INFO, ToolInfo(name or _name_of(target), checked, text_limit))
         return target
 
     return attach if func is None else attach(func)
@@ -289,6 +318,23 @@ def _serialize(value: object) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=_jsonable)
+
+
+def _bounded_success(text: str, limit: int) -> str:
+    """``text`` when it fits ``limit``; else its head and tail around a note saying how much
+    was cut and how to get the rest. Only the two windows are copied."""
+    if len(text) <= limit:
+        return text
+    tail_size = limit // 4  # the end of a listing or a log matters, its head more
+    head, tail = text[: limit - tail_size], text[len(text) - tail_size :]
+    cut = len(text) - len(head) - len(tail)
+    note = (
+        f"[{cut:,} of its {len(text):,} characters cut from the middle of this result (this "
+        f"tool shows at most {limit:,}), so only its beginning and its end are shown. To see "
+        "the part you need, call the tool again with a narrower request (a filter, a smaller "
+        "page or range).]"
+    )
+    return f"{head}\n\n{note}\n\n{tail}" if tail else f"{head}\n\n{note}"
 
 
 # --- logging ---------------------------------------------------------------------------------
@@ -515,6 +561,7 @@ class _Call:
     max_backoff: float
     clock: Clock
     facts: _Facts
+    text_limit: int
     # What the tool raised on its way out while the runner was stopping it: the stop's cause.
     raised_while_stopped: BaseException | None = None
 
@@ -528,12 +575,16 @@ class _Call:
         backoff: float,
         max_backoff: float,
         clock: Clock | None,
+        text_limit: int | None = None,
     ) -> _Call:
         if not callable(target):
             raise TypeError(f"a tool must be callable; got a {type(target).__name__}")
         if (retries, backoff, max_backoff) != _DEFAULTS:
             _check_options(retries, backoff, max_backoff)
+        _check_text_limit(text_limit)
         info = ToolInfo.of(target)
+        if text_limit is None and info is not None:
+            text_limit = info.text_limit
         if limiters is None:
             attached = info.limiters if info is not None else ()
         else:
@@ -547,6 +598,7 @@ class _Call:
             max_backoff=float(max_backoff),
             clock=clock if clock is not None else SYSTEM_CLOCK,
             facts=_facts(target),
+            text_limit=DEFAULT_TEXT_LIMIT if text_limit is None else text_limit,
         )
 
     # outcomes
@@ -573,7 +625,7 @@ class _Call:
                     cause=exc,
                 )
             )
-        return ToolResult(False, text, value, None)
+        return ToolResult(False, _bounded_success(text, self.text_limit), value, None)
 
     def readable(self, exc: BaseException) -> LLMReadableException:
         try:
@@ -820,6 +872,7 @@ def run_tool(
     max_backoff: float = DEFAULT_MAX_BACKOFF,
     clock: Clock | None = None,
     cancel: CancelToken | None = None,
+    text_limit: int | None = None,
 ) -> ToolResult:
     """Call ``tool`` with the ``arguments`` a model sent and return what the model reads.
 
@@ -834,11 +887,17 @@ def run_tool(
       asks for more than ``max_backoff``, a :class:`RetriesExhaustedException`.
     - ``limiters`` (default: those of ``@tool``) admit each attempt and hear how it went.
     - ``cancel``: a :class:`CancelToken` checked before each attempt and each wait.
+    - ``text_limit`` (default: that of ``@tool``, else :data:`DEFAULT_TEXT_LIMIT`): the most
+      characters of a success text; past it the model reads the head and the tail around a
+      note of how much was cut, telling it to narrow its request. ``value`` keeps it all.
+    - Nothing escapes but ``KeyboardInterrupt`` and ``SystemExit``: any other exception a tool
+      raises (a ``BaseException`` or a ``CancelledError`` of its own included), or its value
+      raises while being serialized, becomes a failure.
 
     An ``async def`` tool is run with ``asyncio.run`` when no event loop is running here; under
     a running loop use :func:`arun_tool`.
     """
-    call = _Call.prepare(tool, name, limiters, retries, backoff, max_backoff, clock)
+    call = _Call.prepare(tool, name, limiters, retries, backoff, max_backoff, clock, text_limit)
     if call.facts.is_async:
         return run_sync(
             lambda: arun_tool(
@@ -851,6 +910,7 @@ def run_tool(
                 max_backoff=max_backoff,
                 clock=clock,
                 cancel=cancel,
+                text_limit=call.text_limit,
             ),
             refusal=f"{call.name} is an async tool and an event loop is running in this thread: "
             "use `await arun_tool(...)`",
@@ -874,6 +934,7 @@ async def arun_tool(
     clock: Clock | None = None,
     timeout: float | None = None,
     cancel: CancelToken | None = None,
+    text_limit: int | None = None,
 ) -> ToolResult:
     """:func:`run_tool` for asyncio, with the runner's own stops.
 
@@ -882,9 +943,10 @@ async def arun_tool(
     ``cancel.cancel()`` ends it as :class:`JobCancelledException`. A cancellation of the task
     awaiting ``arun_tool`` is passed on (``asyncio.CancelledError``), never turned into a
     result. A plain (sync) tool runs in a worker thread; when it is stopped, the thread runs on
-    to its end but its result is dropped.
+    to its end but its result is dropped. A tool that raises while being stopped ends as the
+    stop, with what it raised as the stop's ``__cause__``.
     """
-    call = _Call.prepare(tool, name, limiters, retries, backoff, max_backoff, clock)
+    call = _Call.prepare(tool, name, limiters, retries, backoff, max_backoff, clock, text_limit)
     check_seconds(timeout, "timeout")
     try:
         args, kwargs = _bind(call.facts, arguments)

@@ -7,8 +7,10 @@ import dataclasses
 import datetime
 import enum
 import functools
+import json
 import logging
 import threading
+import tracemalloc
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -130,6 +132,60 @@ def test_a_value_whose_serialization_raises_is_a_bug_of_the_tool(value: object) 
     assert "cannot be serialized" in str(result.exception)
     for shown in (str(result.exception), repr(result.exception), *result.exception.args):
         assert SECRET not in str(shown)
+
+
+def test_a_long_success_text_is_cut_in_the_middle_and_says_how_to_narrow(
+    llm_snapshot: SnapshotAssertion,
+) -> None:
+    @nucleo.tool(text_limit=120)
+    def list_logs() -> str:
+        return "".join(f"line {n:04d}\n" for n in range(100))  # 1,000 characters
+
+    result = run_tool(list_logs)
+    full = list_logs()
+    assert result.value == full  # the value keeps it all
+    head, _, rest = result.text.partition("\n\n[")
+    note, _, tail = rest.rpartition("]\n\n")
+    assert (head, tail) == (full[:90], full[-30:])
+    assert "880 of its 1,000 characters cut" in note
+    assert "narrower request" in note
+    assert result.text == llm_snapshot
+
+
+def test_the_runner_option_replaces_the_decorators_limit() -> None:
+    @nucleo.tool(text_limit=120)
+    def rows() -> list[int]:
+        return list(range(1000))
+
+    assert len(run_tool(rows, text_limit=10_000).text) == len(json.dumps(list(range(1000))))
+    narrow = run_tool(rows, text_limit=40)
+    assert narrow.text.startswith("[0, 1, 2, 3, 4, 5, 6, 7, 8,")
+    assert narrow.text.endswith(".]\n\n 998, 999]")
+    assert narrow.value == list(range(1000))
+    awaited = asyncio.run(arun_tool(rows, text_limit=40))
+    assert awaited.text == narrow.text
+
+
+def test_the_default_bound_holds_a_huge_text_without_copying_it() -> None:
+    huge = "x" * 20_000_000
+    tracemalloc.start()
+    try:
+        result = run_tool(lambda: huge)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.value is huge
+    assert nucleo.DEFAULT_TEXT_LIMIT == 50_000
+    assert nucleo.DEFAULT_TEXT_LIMIT < len(result.text) < nucleo.DEFAULT_TEXT_LIMIT + 400
+    assert peak < 1_000_000  # the two windows, not another 20 MB
+
+
+@pytest.mark.parametrize("bad", [0, -5, 2.5, True, "100"])
+def test_an_impossible_text_limit_is_refused(bad: object) -> None:
+    with pytest.raises(ValueError, match="text_limit must be a whole number of characters >= 1"):
+        nucleo.tool(text_limit=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="text_limit must be a whole number of characters >= 1"):
+        run_tool(lambda: "ok", text_limit=bad)  # type: ignore[arg-type]
 
 
 # --- failures --------------------------------------------------------------------------------
