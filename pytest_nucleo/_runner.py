@@ -551,14 +551,60 @@ def _check_options(retries: int, backoff: float, max_backoff: float) -> None:
 _Permits = list[tuple[RateLimiter, Permit]]
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _RetryBudget:
+    """How often the runner calls a tool again after a retry signal, and how long it waits."""
+
+    retries: int
+    backoff: float
+    max_backoff: float
+
+    def after(
+        self, name: str, signal: UpstreamRetryException, attempt: int
+    ) -> float | RetriesExhaustedException:
+        """The wait before the next attempt, or the failure that ends the call: the budget is
+        spent, or the signal asks for a wait beyond ``max_backoff`` (never slept: reported)."""
+        if attempt >= self.retries:
+            return self.exhausted(name, signal, attempt + 1)
+        delay = min(self.backoff * 2.0**attempt, self.max_backoff)
+        if signal.retry_after is not None:
+            if signal.retry_after > self.max_backoff:
+                return self.exhausted(name, signal, attempt + 1, signal.retry_after)
+            delay = max(delay, signal.retry_after)
+        logger.info(
+            "tool %s raised a %s retry signal; attempt %d of %d in %s",
+            name,
+            signal.kind,
+            attempt + 2,
+            self.retries + 1,
+            seconds(delay),
+        )
+        return delay
+
+    def exhausted(
+        self,
+        name: str,
+        signal: UpstreamRetryException,
+        attempts: int,
+        retry_after: float | None = None,
+    ) -> RetriesExhaustedException:
+        failure = RetriesExhaustedException(
+            name,
+            signal.kind,
+            attempts,
+            retry_after,
+            self.max_backoff if retry_after is not None else None,
+        )
+        failure.__cause__ = signal
+        return failure
+
+
 @dataclasses.dataclass(slots=True)
 class _Call:
     tool: Callable[..., Any]
     name: str
     limiters: tuple[RateLimiter, ...]
-    retries: int
-    backoff: float
-    max_backoff: float
+    budget: _RetryBudget
     clock: Clock
     facts: _Facts
     text_limit: int
@@ -593,9 +639,7 @@ class _Call:
             tool=target,
             name=name or (info.name if info is not None else _name_of(target)),
             limiters=attached,
-            retries=retries,
-            backoff=float(backoff),
-            max_backoff=float(max_backoff),
+            budget=_RetryBudget(retries, float(backoff), float(max_backoff)),
             clock=clock if clock is not None else SYSTEM_CLOCK,
             facts=_facts(target),
             text_limit=DEFAULT_TEXT_LIMIT if text_limit is None else text_limit,
@@ -658,36 +702,8 @@ class _Call:
                 limiter.record_failure(failure, permit)
         if signal is None:
             return self.failed(self.readable(exc))
-        if attempt >= self.retries:
-            return self.give_up(signal, attempt + 1)
-        delay = min(self.backoff * 2.0**attempt, self.max_backoff)
-        if signal.retry_after is not None:
-            if signal.retry_after > self.max_backoff:
-                # Never sleep on a wait beyond the cap: report it instead.
-                return self.give_up(signal, attempt + 1, signal.retry_after)
-            delay = max(delay, signal.retry_after)
-        logger.info(
-            "tool %s raised a %s retry signal; attempt %d of %d in %s",
-            self.name,
-            signal.kind,
-            attempt + 2,
-            self.retries + 1,
-            seconds(delay),
-        )
-        return delay
-
-    def give_up(
-        self, signal: UpstreamRetryException, attempts: int, retry_after: float | None = None
-    ) -> ToolResult:
-        failure = RetriesExhaustedException(
-            self.name,
-            signal.kind,
-            attempts,
-            retry_after,
-            self.max_backoff if retry_after is not None else None,
-        )
-        failure.__cause__ = signal
-        return self.failed(failure)
+        outcome = self.budget.after(self.name, signal, attempt)
+        return self.failed(outcome) if isinstance(outcome, RetriesExhaustedException) else outcome
 
     # sync
 
