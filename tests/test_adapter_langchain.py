@@ -317,3 +317,17 @@ def test_import_pytest_nucleo_does_not_import_langchain() -> None:
     code = "import sys, pytest_nucleo.adapters.langchain\nprint('langchain_core' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+class Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+def test_a_stray_tool_exception_with_an_unprintable_message_still_reads() -> None:
+    from langchain_core.tools import ToolException
+
+    from pytest_nucleo.adapters.langchain import _tool_error_text
+
+    text = _tool_error_text(ToolException(Unprintable()))
+    assert text == "(the message of this ToolException could not be read)"

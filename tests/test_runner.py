@@ -927,6 +927,27 @@ def test_the_timeout_is_the_outcome():
     assert strict.ret == 0
 
 
+def test_a_tool_raising_while_cancelled_by_a_token_is_a_job_cancelled() -> None:
+    token = CancelToken()
+
+    async def lookup() -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            raise RuntimeError("Statement closed") from None
+
+    async def main() -> ToolResult:
+        task = asyncio.create_task(arun_tool(lookup, cancel=token))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        token.cancel()
+        return await task
+
+    result = asyncio.run(main())
+    assert isinstance(result.exception, nucleo.JobCancelledException)
+    assert isinstance(result.exception.__cause__, RuntimeError)
+
+
 def test_a_tool_raising_as_its_caller_is_cancelled_lets_the_cancellation_through() -> None:
     async def lookup() -> None:
         try:
