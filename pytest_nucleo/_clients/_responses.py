@@ -1,0 +1,56 @@
+"""Any client's response as a failure: :func:`exception_for_response` and its raising twin."""
+
+from __future__ import annotations
+
+from .._exceptions import LLMReadableCheckedException
+from .._status import http_exception
+from . import ResponseView, read_response
+
+_TAKES = (
+    "an httpx.Response, an httpx2.Response, a requests.Response, a urllib3 response or an "
+    "aiohttp ClientResponse whose body was read"
+)
+
+
+def view_of(response: object, caller: str) -> ResponseView:
+    """What ``response`` answered; TypeError, saying what is accepted, for anything else."""
+    view = read_response(response)
+    if view is None:
+        raise TypeError(
+            f"{caller}() takes {_TAKES}; got a {type(response).__name__}. For another client, "
+            "call http_exception(service, url, status, body, headers) with its parts"
+        )
+    return view
+
+
+def _check_service(service: object, caller: str) -> None:
+    if not isinstance(service, str) or not service.strip():
+        raise TypeError(
+            f"{caller}() needs the service's name as the model should read it (a non-empty "
+            f'str, for example "PubChem") as its first argument; got {service!r}'
+        )
+
+
+def exception_for_response(service: str, response: object) -> LLMReadableCheckedException | None:
+    """The failure a response of any supported client means, or None for a 2xx.
+
+    The same mapping as :func:`http_exception` (status table, Retry-After, throttle-body rule,
+    safe excerpts), with what the request carried (credential headers, query values, body
+    values) masked wherever it shows up. An aiohttp response must have been read first
+    (``await response.read()``): its body cannot be read without awaiting.
+    """
+    _check_service(service, "exception_for_response")
+    view = view_of(response, "exception_for_response")
+    if 200 <= view.status <= 299:
+        return None
+    return http_exception(
+        service, view.endpoint, view.status, view.body, view.headers, known=view.known
+    )
+
+
+def raise_for_response(service: str, response: object) -> None:
+    """Raise :func:`exception_for_response` for a response outside 2xx; return None for a 2xx."""
+    _check_service(service, "raise_for_response")
+    failure = exception_for_response(service, response)
+    if failure is not None:
+        raise failure
