@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from .._exceptions import LLMReadableCheckedException
-from .._status import http_exception
 from . import ResponseView, transport_failure
 from ._kinds import host_of, transport_exception
 
@@ -20,6 +19,8 @@ def client_failure(exc: BaseException, component: str) -> LLMReadableCheckedExce
         return None
     failure: LLMReadableCheckedException
     if isinstance(seen, ResponseView):
+        from .._status import http_exception  # imports httpx: only once a response is seen
+
         if 200 <= seen.status <= 299:
             return None
         service = seen.host or host_of(seen.endpoint) or component
