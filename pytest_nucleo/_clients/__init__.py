@@ -50,6 +50,8 @@ class TransportSeen(NamedTuple):
     kind: Transport
     method: str | None = None
     url: str | None = None
+    host: str | None = None
+    """The host called, when the exception knows it but not the URL."""
 
 
 class ClientSupport(Protocol):

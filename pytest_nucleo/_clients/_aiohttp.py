@@ -6,7 +6,9 @@ from typing import Any
 
 import aiohttp
 from aiohttp import client_exceptions as a
+from aiohttp.http_exceptions import HttpProcessingError
 
+from .._chain import iter_chain
 from . import ResponseView, TransportSeen
 from ._httpx_api import caused_by_tls
 from ._kinds import Transport
@@ -35,25 +37,29 @@ _KINDS: tuple[tuple[type[BaseException], Transport], ...] = (
 
 
 def transport_kind(exc: BaseException) -> Transport | None:
+    if isinstance(exc, a.ClientResponseError) and _unparsable(exc):
+        return Transport.PROTOCOL
     kind = next((k for cls, k in _KINDS if isinstance(exc, cls)), None)
     if kind in (Transport.CONNECT, Transport.OTHER) and caused_by_tls(exc):
         return Transport.TLS
     return kind
 
 
-def _url_of(exc: BaseException) -> tuple[str | None, str | None]:
+def _call_of(exc: BaseException) -> TransportSeen | None:
+    """The call, as far as ``exc`` knows it (kind left to the caller)."""
     info: Any = getattr(exc, "request_info", None)
     if info is not None:
-        return str(info.method), str(info.url)
-    host = getattr(exc, "host", None)
+        return TransportSeen(Transport.OTHER, str(info.method), str(info.url))
+    host = getattr(exc, "host", None)  # a connector error knows only the host and port
     if isinstance(host, str) and host:
-        return None, f"http://{host}"
+        return TransportSeen(Transport.OTHER, host=host)
     url = getattr(exc, "url", None)  # InvalidURL
-    return None, str(url) if url is not None else None
+    return TransportSeen(Transport.OTHER, url=str(url)) if url is not None else None
 
 
 def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None:
-    if type(exc) is a.ClientResponseError:  # raise_for_status(): a status was received
+    if type(exc) is a.ClientResponseError and not _unparsable(exc):
+        # raise_for_status(): a status was received
         info: Any = exc.request_info
         return ResponseView(
             int(exc.status), str(info.url), tuple((exc.headers or {}).items()), b"",
@@ -62,8 +68,14 @@ def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None
     kind = transport_kind(exc)
     if kind is None:
         return None
-    method, url = _url_of(exc)
-    return TransportSeen(kind, method, url)
+    call = _call_of(exc)
+    return TransportSeen(kind) if call is None else call._replace(kind=kind)
+
+
+def _unparsable(exc: BaseException) -> bool:
+    """Whether aiohttp raised ``exc`` because the answer was not HTTP: its parser's error is
+    then the cause, and the "status" is the parser's own 400, not one the server sent."""
+    return any(isinstance(m, HttpProcessingError) for m in iter_chain(exc) if m is not exc)
 
 
 def _known(info: Any) -> tuple[str, ...]:

@@ -12,8 +12,13 @@ from ._kinds import Transport
 
 
 def caused_by_tls(exc: BaseException) -> bool:
-    """Whether the chain of ``exc`` holds the standard library's TLS failure."""
-    return any(isinstance(member, ssl.SSLError | ssl.CertificateError) for member in iter_chain(exc))
+    """Whether the chain of ``exc`` holds the standard library's TLS failure, or (as httpcore
+    drops that cause) an error that repeats its message ("[SSL: WRONG_VERSION_NUMBER] ...")."""
+    return any(
+        isinstance(member, ssl.SSLError | ssl.CertificateError)
+        or (bool(member.args) and str(member.args[0]).startswith("[SSL"))
+        for member in iter_chain(exc)
+    )
 
 
 class HttpxApi:

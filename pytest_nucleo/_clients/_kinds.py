@@ -59,13 +59,18 @@ def transport_exception(
     kind: Transport,
     method: str | None = None,
     url: str | None = None,
+    *,
+    service_known: bool = True,
 ) -> ExternalServiceException:
     """The ExternalServiceException for a call to ``service`` that got no response.
 
     ``str(error)`` is never used: client messages can hold the URL with its userinfo and
     query. ``method`` and ``url`` name the call when they are known; only the URL's path shows.
+    ``service_known=False`` says ``service`` is only the component that made the call.
     """
     name = one_line(service, VALUE_LIMIT)
+    if not service_known:
+        name = f"called by {name}"
     call = ""
     if method and url:
         call = f"{one_line(method, 16)} {safe_endpoint(url)}"

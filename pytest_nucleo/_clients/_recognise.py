@@ -28,7 +28,9 @@ def client_failure(exc: BaseException, component: str) -> LLMReadableCheckedExce
             service, seen.endpoint, seen.status, seen.body, seen.headers, known=seen.known
         )
     else:
-        service = host_of(seen.url) or component
-        failure = transport_exception(service, exc, seen.kind, seen.method, seen.url)
+        host = seen.host or host_of(seen.url)
+        failure = transport_exception(
+            host or component, exc, seen.kind, seen.method, seen.url, service_known=bool(host)
+        )
     failure.__cause__ = exc
     return failure

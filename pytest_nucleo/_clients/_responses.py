@@ -17,7 +17,8 @@ def view_of(response: object, caller: str) -> ResponseView:
     view = read_response(response)
     if view is None:
         raise TypeError(
-            f"{caller}() takes {_TAKES}; got a {type(response).__name__}. For another client, "
+            f"{caller}() takes {_TAKES}; got a value of type {type(response).__name__}. For "
+            "another client, "
             "call http_exception(service, url, status, body, headers) with its parts"
         )
     return view
@@ -39,8 +40,12 @@ def exception_for_response(service: str, response: object) -> LLMReadableChecked
     values) masked wherever it shows up. An aiohttp response must have been read first
     (``await response.read()``): its body cannot be read without awaiting.
     """
-    _check_service(service, "exception_for_response")
-    view = view_of(response, "exception_for_response")
+    return _exception(service, response, "exception_for_response")
+
+
+def _exception(service: str, response: object, caller: str) -> LLMReadableCheckedException | None:
+    _check_service(service, caller)
+    view = view_of(response, caller)
     if 200 <= view.status <= 299:
         return None
     return http_exception(
@@ -50,7 +55,6 @@ def exception_for_response(service: str, response: object) -> LLMReadableChecked
 
 def raise_for_response(service: str, response: object) -> None:
     """Raise :func:`exception_for_response` for a response outside 2xx; return None for a 2xx."""
-    _check_service(service, "raise_for_response")
-    failure = exception_for_response(service, response)
+    failure = _exception(service, response, "raise_for_response")
     if failure is not None:
         raise failure

@@ -46,25 +46,27 @@ def transport_kind(exc: BaseException) -> Transport | None:
     return kind
 
 
-def _where(exc: BaseException) -> str | None:
-    """The URL of the failed call, as far as urllib3 knows it (a pool's host and a path)."""
-    pool: Any = getattr(exc, "pool", None)
+def _call_of(exc: BaseException, kind: Transport) -> TransportSeen:
+    """The call, as far as urllib3 knows it: a pool's host and scheme, and a path."""
+    # A NewConnectionError knows its connection (its ``pool`` is a deprecated alias of it);
+    # a RequestError its pool and path.
+    holder: Any = exc.conn if isinstance(exc, u.NewConnectionError) else getattr(exc, "pool", None)
     path = getattr(exc, "url", None)
-    host = getattr(pool, "host", None)
-    if host is None:
-        conn: Any = getattr(exc, "conn", None)
-        host = getattr(conn, "host", None)
-    if isinstance(host, str) and host:
-        scheme = getattr(pool, "scheme", None) or "http"
-        return f"{scheme}://{host}{path if isinstance(path, str) else ''}"
-    return path if isinstance(path, str) else None
+    host = getattr(holder, "host", None)
+    host = host if isinstance(host, str) and host else None
+    if isinstance(path, str) and path:
+        if host is not None and path.startswith("/"):
+            scheme = getattr(holder, "scheme", None) or "http"
+            return TransportSeen(kind, url=f"{scheme}://{host}{path}")
+        return TransportSeen(kind, url=path, host=host)
+    return TransportSeen(kind, host=host)
 
 
 def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None:
     kind = transport_kind(exc)
     if kind is None:
         return None
-    return TransportSeen(kind, None, _where(exc))
+    return _call_of(exc, kind)
 
 
 def read_response(obj: object) -> ResponseView | None:
