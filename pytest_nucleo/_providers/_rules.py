@@ -108,6 +108,7 @@ def _sorted(a: ProviderAnswer) -> LLMReadableException | UpstreamRetryException:
         detail,
         llm_message=(
             f"The model provider {provider} rejected the call ({status})"
-            f"{': ' + said if said else ''}. Calling it again with the same input will not help."
+            f"{': ' + said.rstrip('.') if said else ''}. Calling it again with the same input "
+            "will not help."
         ),
     )
