@@ -67,9 +67,11 @@ def _urllib3_retrying(url: str) -> None:
 def _aiohttp(url: str) -> None:
     async def call() -> None:
         timeout = aiohttp.ClientTimeout(sock_read=TIMEOUT, sock_connect=TIMEOUT)
-        async with aiohttp.ClientSession(timeout=timeout) as session:
-            async with session.get(url + "/orders/7" + SECRET_QUERY) as response:
-                await response.read()
+        async with (
+            aiohttp.ClientSession(timeout=timeout) as session,
+            session.get(url + "/orders/7" + SECRET_QUERY) as response,
+        ):
+            await response.read()
 
     asyncio.run(call())
 
@@ -137,13 +139,9 @@ def test_every_clients_transport_failure_is_an_external_failure_that_says_what_h
         assert "canary" not in shown
 
 
-@pytest.mark.parametrize(
-    "mode", ["refused", "silent", "garbage", "plaintext"]
-)
+@pytest.mark.parametrize("mode", ["refused", "silent", "garbage", "plaintext"])
 def test_transport_texts_snapshot(mode: str, llm_snapshot: SnapshotAssertion) -> None:
-    texts = {
-        client: nucleo.unwrap(raised_by(client, mode)).explain_to_llm() for client in CLIENTS
-    }
+    texts = {client: nucleo.unwrap(raised_by(client, mode)).explain_to_llm() for client in CLIENTS}
     # The port is random: keep the texts comparable.
     assert "\n---\n".join(f"{name}: {text}" for name, text in sorted(texts.items())) == llm_snapshot
 
@@ -172,9 +170,11 @@ def test_wrap_with_context_and_service_call_readdress_a_bare_client_failure() ->
     assert wrapped.service_name == "Shop API"
     assert "order fetch" in wrapped.llm_message
     assert "the connection was refused or could not be made" in wrapped.llm_message
-    with pytest.raises(ExternalServiceException) as caught:
-        with nucleo.service_call("Shop API", "order_id", 7, "order fetch"):
-            raise error
+    with (
+        pytest.raises(ExternalServiceException) as caught,
+        nucleo.service_call("Shop API", "order_id", 7, "order fetch"),
+    ):
+        raise error
     assert "the connection was refused" in caught.value.llm_message
 
 
@@ -250,10 +250,12 @@ def _responses_of_every_client(url: str) -> Iterator[tuple[str, object]]:
     yield "requests", requests.get(url + "/v1/items" + QUERY, headers=AUTH, timeout=5)
 
     async def aiohttp_response() -> aiohttp.ClientResponse:
-        async with aiohttp.ClientSession() as session:
-            async with session.get(url + "/v1/items" + QUERY, headers=AUTH) as response:
-                await response.read()
-                return response
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(url + "/v1/items" + QUERY, headers=AUTH) as response,
+        ):
+            await response.read()
+            return response
 
     yield "aiohttp", asyncio.run(aiohttp_response())
 
@@ -302,9 +304,8 @@ def test_a_urllib3_response_maps_too() -> None:
 def test_an_unread_aiohttp_response_asks_to_read_it_first() -> None:
     async def unread() -> None:
         with answering(b"HTTP/1.1 500 Oops\r\nContent-Length: 4\r\n\r\noops") as url:
-            async with aiohttp.ClientSession() as session:
-                async with session.get(url) as response:
-                    nucleo.raise_for_response("Shop API", response)
+            async with aiohttp.ClientSession() as session, session.get(url) as response:
+                nucleo.raise_for_response("Shop API", response)
 
     with pytest.raises(ValueError, match=r"await response\.read\(\)"):
         asyncio.run(unread())
@@ -312,7 +313,9 @@ def test_an_unread_aiohttp_response_asks_to_read_it_first() -> None:
 
 @pytest.mark.parametrize("bad", [object(), b"HTTP/1.1 404", {"status": 404}])
 def test_something_that_is_no_response_is_a_clear_type_error(bad: object) -> None:
-    with pytest.raises(TypeError, match=r"raise_for_response\(\) takes an httpx.Response.*got a value of type"):
+    with pytest.raises(
+        TypeError, match=r"raise_for_response\(\) takes an httpx.Response.*got a value of type"
+    ):
         nucleo.raise_for_response("Shop API", bad)
 
 
@@ -356,9 +359,8 @@ def test_service_client_on_httpx2_reports_a_transport_failure_like_httpx() -> No
         service_name = "Shop API"
         base_url = "http://127.0.0.1"
 
-    with loopback("refused") as url:
-        with pytest.raises(ExternalServiceException) as caught:
-            Local(httpx2.Client(timeout=TIMEOUT)).get_json(url + "/orders/7")
+    with loopback("refused") as url, pytest.raises(ExternalServiceException) as caught:
+        Local(httpx2.Client(timeout=TIMEOUT)).get_json(url + "/orders/7")
     assert isinstance(caught.value.__cause__, httpx2.ConnectError)
     assert caught.value.llm_message.startswith(
         "The external service Shop API gave no answer to GET /orders/7: the connection was refused"
@@ -401,7 +403,5 @@ def test_unwrap_on_a_plain_exception_imports_no_client_or_sdk() -> None:
         "heavy = {'httpx2', 'requests', 'urllib3', 'aiohttp', 'openai', 'anthropic'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

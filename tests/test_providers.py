@@ -239,7 +239,9 @@ def test_a_rate_limit_carries_the_servers_retry_after() -> None:
 
 
 def test_openais_retry_after_ms_is_read_when_retry_after_is_absent() -> None:
-    error = _openai_error(_answer(429, _openai_body("slow", "requests", None), {"retry-after-ms": "1500"}))
+    error = _openai_error(
+        _answer(429, _openai_body("slow", "requests", None), {"retry-after-ms": "1500"})
+    )
     signal = nucleo.from_provider_error(error)
     assert isinstance(signal, RateLimitRetryException)
     assert signal.retry_after == 1.5
@@ -271,7 +273,9 @@ def test_provider_failure_texts_snapshot(case: str, llm_snapshot: SnapshotAssert
 
 def test_words_in_the_conversation_never_change_the_classification() -> None:
     # The request says 429 and insufficient_quota; the provider answers a plain 400 echoing it.
-    echo = _openai_body(f"Unrecognized request argument supplied: {PROMPT}", "invalid_request_error", None)
+    echo = _openai_body(
+        f"Unrecognized request argument supplied: {PROMPT}", "invalid_request_error", None
+    )
     result = nucleo.from_provider_error(_openai_error(_answer(400, echo)))
     assert type(result) is ExternalServiceException
     assert "HTTP 400" in result.llm_message

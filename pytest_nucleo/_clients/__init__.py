@@ -11,14 +11,13 @@ is one module and one line in :data:`_SUPPORT`.
 
 from __future__ import annotations
 
-import functools
 import importlib
 from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 
 from ._kinds import Transport
 
 if TYPE_CHECKING:
-    from .._status import Headers
+    from pytest_nucleo._status import Headers
 
 # Top-level package of a client's classes -> our module that reads them.
 _SUPPORT = {
@@ -66,13 +65,23 @@ class ClientSupport(Protocol):
         ValueError, saying what to do, for a response whose body was not read yet."""
 
 
-@functools.lru_cache(maxsize=512)
+_FOUND: dict[type, ClientSupport | None] = {}
+"""Class -> its support, as found: the walk over the classes runs once per class."""
+
+
 def _support_for_type(kind: type) -> ClientSupport | None:
+    if kind in _FOUND:
+        return _FOUND[kind]
+    found = None
     for cls in kind.__mro__:
         module = _SUPPORT.get(cls.__module__.partition(".")[0])
         if module is not None:
-            return cast(ClientSupport, importlib.import_module(f"{__name__}.{module}"))
-    return None
+            found = cast(ClientSupport, importlib.import_module(f"{__name__}.{module}"))
+            break
+    if len(_FOUND) >= 1024:  # classes made on the fly: keep the memory bounded
+        _FOUND.clear()
+    _FOUND[kind] = found
+    return found
 
 
 def support_for(obj: object) -> ClientSupport | None:

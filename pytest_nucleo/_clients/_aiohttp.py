@@ -8,7 +8,8 @@ import aiohttp
 from aiohttp import client_exceptions as a
 from aiohttp.http_exceptions import HttpProcessingError
 
-from .._chain import iter_chain
+from pytest_nucleo._chain import iter_chain
+
 from . import ResponseView, TransportSeen
 from ._httpx_api import caused_by_tls
 from ._kinds import Transport

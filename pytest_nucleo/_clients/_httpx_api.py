@@ -6,7 +6,8 @@ import ssl
 from types import ModuleType
 from typing import Any
 
-from .._chain import iter_chain
+from pytest_nucleo._chain import iter_chain
+
 from . import ResponseView, TransportSeen
 from ._kinds import Transport
 
@@ -92,7 +93,7 @@ class HttpxApi:
     def known(self, request: Any) -> tuple[str, ...]:
         """What ``request`` carried that must never be shown."""
         if self.plain_httpx:
-            from .._client import sent_values
+            from pytest_nucleo._client import sent_values
 
             return sent_values(request)
         from ._sent import values_sent

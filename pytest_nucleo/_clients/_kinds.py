@@ -12,9 +12,9 @@ import enum
 import logging
 from urllib.parse import urlsplit
 
-from .._exceptions import ExternalServiceException
-from .._excerpt import safe_endpoint
-from .._text import VALUE_LIMIT, one_line
+from pytest_nucleo._exceptions import ExternalServiceException
+from pytest_nucleo._excerpt import safe_endpoint
+from pytest_nucleo._text import VALUE_LIMIT, one_line
 
 logger = logging.getLogger("pytest_nucleo.http")
 

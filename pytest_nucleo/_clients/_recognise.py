@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .._exceptions import LLMReadableCheckedException
+from pytest_nucleo._exceptions import LLMReadableCheckedException
+
 from . import ResponseView, transport_failure
 from ._kinds import host_of, transport_exception
 
@@ -19,7 +20,9 @@ def client_failure(exc: BaseException, component: str) -> LLMReadableCheckedExce
         return None
     failure: LLMReadableCheckedException
     if isinstance(seen, ResponseView):
-        from .._status import http_exception  # imports httpx: only once a response is seen
+        from pytest_nucleo._status import (
+            http_exception,  # imports httpx: only once a response is seen
+        )
 
         if 200 <= seen.status <= 299:
             return None

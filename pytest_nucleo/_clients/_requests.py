@@ -7,7 +7,8 @@ from typing import Any
 import requests
 from requests import exceptions as r
 
-from . import ResponseView, TransportSeen, transport_failure as _any_client
+from . import ResponseView, TransportSeen
+from . import transport_failure as _any_client
 from ._httpx_api import caused_by_tls
 from ._kinds import Transport, host_of
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from .._exceptions import LLMReadableCheckedException
-from .._status import http_exception
+from pytest_nucleo._exceptions import LLMReadableCheckedException
+from pytest_nucleo._status import http_exception
+
 from . import ResponseView, read_response
 
 _TAKES = (

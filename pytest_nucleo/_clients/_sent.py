@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 
-from .._client import sent_values
+from pytest_nucleo._client import sent_values
 
 
 def values_sent(
@@ -25,7 +25,9 @@ def values_sent(
     except (httpx.InvalidURL, ValueError, TypeError, UnicodeError):
         pass
     # A URL httpx will not parse: mask what the URL itself holds by hand, the rest as usual.
-    values = list(sent_values(httpx.Request("GET", "http://invalid/", headers=pairs, content=content)))
+    values = list(
+        sent_values(httpx.Request("GET", "http://invalid/", headers=pairs, content=content))
+    )
     try:
         parts = urlsplit(url)
         values.extend(part for part in (parts.username, parts.password) if part)

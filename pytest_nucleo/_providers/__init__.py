@@ -9,7 +9,6 @@ imported, since one of its exceptions exists). Adding a provider is one module a
 
 from __future__ import annotations
 
-import functools
 import importlib
 from typing import NamedTuple, Protocol, cast
 
@@ -50,13 +49,23 @@ class ProviderSupport(Protocol):
         """What ``exc`` says, or None when it is not one of the SDK's API errors."""
 
 
-@functools.lru_cache(maxsize=512)
+_FOUND: dict[type, ProviderSupport | None] = {}
+"""Class -> its support, as found: the walk over the classes runs once per class."""
+
+
 def _support_for_type(kind: type) -> ProviderSupport | None:
+    if kind in _FOUND:
+        return _FOUND[kind]
+    found = None
     for cls in kind.__mro__:
         module = _SUPPORT.get(cls.__module__.partition(".")[0])
         if module is not None:
-            return cast(ProviderSupport, importlib.import_module(f"{__name__}.{module}"))
-    return None
+            found = cast(ProviderSupport, importlib.import_module(f"{__name__}.{module}"))
+            break
+    if len(_FOUND) >= 1024:  # classes made on the fly: keep the memory bounded
+        _FOUND.clear()
+    _FOUND[kind] = found
+    return found
 
 
 def provider_answer(exc: BaseException) -> ProviderAnswer | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .._exceptions import (
+from pytest_nucleo._exceptions import (
     ContextOverflowException,
     ExternalServiceException,
     LLMReadableException,
@@ -22,7 +22,8 @@ from .._exceptions import (
     UnauthorizedException,
     UpstreamRetryException,
 )
-from .._text import VALUE_LIMIT, one_line
+from pytest_nucleo._text import VALUE_LIMIT, one_line
+
 from . import ProviderAnswer, provider_answer
 
 DETAIL_LIMIT = 300
@@ -78,8 +79,10 @@ def _sorted(a: ProviderAnswer) -> LLMReadableException | UpstreamRetryException:
         return TransientErrorRetryException(f"{provider}: the call {what}")
     marks = {a.code, a.type}
     status = f"HTTP {a.status}"
-    if (a.status == 429 and marks & _QUOTA_CODES) or "billing_error" in marks or (
-        a.status == 400 and _CREDIT.search(a.message)
+    if (
+        (a.status == 429 and marks & _QUOTA_CODES)
+        or "billing_error" in marks
+        or (a.status == 400 and _CREDIT.search(a.message))
     ):
         return QuotaExhaustedException(
             a.provider, a.account or _NO_ACCOUNT, a.model, said or a.code or a.type or None

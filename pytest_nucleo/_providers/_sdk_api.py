@@ -12,8 +12,9 @@ import json
 from types import ModuleType
 from typing import Any
 
-from .._clients import read_response
-from .._retry_after import parse_retry_after
+from pytest_nucleo._clients import read_response
+from pytest_nucleo._retry_after import parse_retry_after
+
 from . import ProviderAnswer
 
 _BODY_SCAN = 65_536
