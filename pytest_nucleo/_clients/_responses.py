@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from pytest_nucleo._exceptions import LLMReadableCheckedException
 from pytest_nucleo._status import http_exception
 
@@ -33,29 +35,35 @@ def _check_service(service: object, caller: str) -> None:
         )
 
 
-def exception_for_response(service: str, response: object) -> LLMReadableCheckedException | None:
+def exception_for_response(
+    service: str, response: object, *, known: Iterable[str] = ()
+) -> LLMReadableCheckedException | None:
     """The failure a response of any supported client means, or None for a 2xx.
 
     The same mapping as :func:`http_exception` (status table, Retry-After, throttle-body rule,
     safe excerpts), with what the request carried (credential headers, query values, body
-    values) masked wherever it shows up. An aiohttp response must have been read first
-    (``await response.read()``): its body cannot be read without awaiting.
+    values) masked wherever it shows up. ``known`` adds values to mask: a urllib3 response
+    knows its URL but not the headers it was requested with, so pass its credentials there.
+    An aiohttp response must have been read first (``await response.read()``): its body
+    cannot be read without awaiting.
     """
-    return _exception(service, response, "exception_for_response")
+    return _exception(service, response, "exception_for_response", known)
 
 
-def _exception(service: str, response: object, caller: str) -> LLMReadableCheckedException | None:
+def _exception(
+    service: str, response: object, caller: str, known: Iterable[str]
+) -> LLMReadableCheckedException | None:
     _check_service(service, caller)
     view = view_of(response, caller)
     if 200 <= view.status <= 299:
         return None
     return http_exception(
-        service, view.endpoint, view.status, view.body, view.headers, known=view.known
+        service, view.endpoint, view.status, view.body, view.headers, known=(*view.known, *known)
     )
 
 
-def raise_for_response(service: str, response: object) -> None:
+def raise_for_response(service: str, response: object, *, known: Iterable[str] = ()) -> None:
     """Raise :func:`exception_for_response` for a response outside 2xx; return None for a 2xx."""
-    failure = _exception(service, response, "raise_for_response")
+    failure = _exception(service, response, "raise_for_response", known)
     if failure is not None:
         raise failure

@@ -9,7 +9,7 @@ from urllib3 import exceptions as u
 
 from . import ResponseView, TransportSeen
 from ._httpx_api import caused_by_tls
-from ._kinds import Transport
+from ._kinds import Transport, host_of
 
 # Most specific first. A NewConnectionError is a ConnectTimeoutError in urllib3's hierarchy, so
 # it comes before it; a NameResolutionError is a NewConnectionError.
@@ -72,8 +72,13 @@ def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None
 def read_response(obj: object) -> ResponseView | None:
     if not isinstance(obj, urllib3.BaseHTTPResponse):
         return None
+    from pytest_nucleo._clients._sent import values_sent
+
     response: Any = obj
-    url = response.url or "/"
+    url = str(response.url or "/")
+    # The response knows its URL (userinfo and query values are masked) but not the headers
+    # it was requested with: exception_for_response(..., known=...) takes those.
     return ResponseView(
-        response.status, url, tuple(response.headers.items()), response.data or b"", ()
-    )
+        int(response.status), url, tuple(response.headers.items()), response.data or b"",
+        values_sent("GET", url, (), None), host_of(url),
+    )  # fmt: skip
