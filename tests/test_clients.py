@@ -405,3 +405,14 @@ def test_unwrap_on_a_plain_exception_imports_no_client_or_sdk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_header_sent_twice_counts_by_its_first_value_for_httpx2_too() -> None:
+    response = httpx2.Response(
+        429,
+        headers=[("Retry-After", "5"), ("Retry-After", "60")],
+        request=httpx2.Request("GET", "https://x.example/a"),
+    )
+    exc = nucleo.exception_for_response("Shop API", response)
+    assert isinstance(exc, Http429Exception)
+    assert exc.retry_after == 5.0

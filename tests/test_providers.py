@@ -391,3 +391,10 @@ def test_a_body_that_is_not_json_still_sorts_by_status() -> None:
     body = json.dumps({"error": "not an object"}).encode()
     odd = _openai_error(lambda r: httpx2.Response(418, content=body))
     assert type(nucleo.from_provider_error(odd)) is ExternalServiceException
+
+
+def test_a_streamed_error_the_sdk_did_not_read_still_sorts_by_its_status() -> None:
+    request = httpx2.Request("POST", "https://api.openai.com/v1/chat/completions")
+    response = httpx2.Response(503, stream=httpx2.ByteStream(b"{}"), request=request)
+    error = openai.InternalServerError("Error code: 503", response=response, body=None)
+    assert type(nucleo.from_provider_error(error)) is TransientErrorRetryException

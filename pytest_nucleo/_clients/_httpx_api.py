@@ -78,13 +78,16 @@ class HttpxApi:
                 "the response's body was not read yet (a streamed response): call "
                 "response.read() (or await response.aread()) before mapping it"
             ) from None
+        # httpx.Headers is read as it is; another client's as its (name, value) pairs, so a
+        # header sent twice still counts by its first value.
+        headers = response.headers if self.plain_httpx else tuple(response.headers.multi_items())
         request = self._request_of(response)
         if request is None:
-            return ResponseView(response.status_code, "/", response.headers, body, ())
+            return ResponseView(response.status_code, "/", headers, body, ())
         return ResponseView(
             response.status_code,
             request.url.path,
-            response.headers,
+            headers,
             body,
             self.known(request),
             request.url.host or None,

@@ -54,7 +54,10 @@ class SdkApi:
     def _status_answer(self, exc: Any) -> ProviderAnswer:
         response = exc.response
         request = getattr(exc, "request", None)
-        view = read_response(response)
+        try:
+            view = read_response(response)
+        except ValueError:  # a streamed answer the SDK did not read: sort it by its status
+            view = None
         known = view.known if view is not None else ()
         model = self._model(request)
         doc = _json(view.body if view is not None else b"")
