@@ -314,7 +314,9 @@ def test_an_unread_aiohttp_response_asks_to_read_it_first() -> None:
 @pytest.mark.parametrize("bad", [object(), b"HTTP/1.1 404", {"status": 404}])
 def test_something_that_is_no_response_is_a_clear_type_error(bad: object) -> None:
     with pytest.raises(
-        TypeError, match=r"raise_for_response\(\) takes an httpx.Response.*got a value of type"
+        TypeError,
+        match=r"raise_for_response\(\) takes a response of one of the clients httpx, httpx2, "
+        r"requests, urllib3, aiohttp .*got a value of type",
     ):
         nucleo.raise_for_response("Shop API", bad)
 

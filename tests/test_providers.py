@@ -398,3 +398,23 @@ def test_a_streamed_error_the_sdk_did_not_read_still_sorts_by_its_status() -> No
     response = httpx2.Response(503, stream=httpx2.ByteStream(b"{}"), request=request)
     error = openai.InternalServerError("Error code: 503", response=response, body=None)
     assert type(nucleo.from_provider_error(error)) is TransientErrorRetryException
+
+
+def test_an_adapted_tool_delivers_a_providers_failure_and_retries_its_signals() -> None:
+    # The adapters wrap a tool through the runner: the same sorting reaches every framework.
+    from pytest_nucleo._runner import ToolResult
+    from pytest_nucleo.adapters._core import through_runner
+
+    delivered: list[ToolResult] = []
+    errors = [CASES["anthropic-overloaded"][0](), CASES["openai-quota"][0]()]
+
+    def summarise(text: str) -> str:
+        """Summarise a text."""
+        raise errors.pop(0)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("pytest_nucleo._runner.SYSTEM_CLOCK", nucleo.FakeClock())
+        through_runner(summarise, delivered.append)("a long text")
+    assert errors == []  # the overload was retried, the quota was not
+    (result,) = delivered
+    assert type(result.exception) is QuotaExhaustedException

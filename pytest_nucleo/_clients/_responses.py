@@ -7,12 +7,7 @@ from collections.abc import Iterable
 from pytest_nucleo._exceptions import LLMReadableCheckedException
 from pytest_nucleo._status import http_exception
 
-from . import ResponseView, read_response
-
-_TAKES = (
-    "an httpx.Response, an httpx2.Response, a requests.Response, a urllib3 response or an "
-    "aiohttp ClientResponse whose body was read"
-)
+from . import ResponseView, clients, read_response
 
 
 def view_of(response: object, caller: str) -> ResponseView:
@@ -20,8 +15,9 @@ def view_of(response: object, caller: str) -> ResponseView:
     view = read_response(response)
     if view is None:
         raise TypeError(
-            f"{caller}() takes {_TAKES}; got a value of type {type(response).__name__}. For "
-            "another client, "
+            f"{caller}() takes a response of one of the clients {', '.join(clients())} (an "
+            f"aiohttp one once its body was read); got a value of type "
+            f"{type(response).__name__}. For another client, "
             "call http_exception(service, url, status, body, headers) with its parts"
         )
     return view
