@@ -19,7 +19,7 @@ from urllib.parse import parse_qsl, quote, quote_plus
 
 import httpx
 
-from ._clients import TransportSeen, read_response, transport_failure
+from ._clients import ResponseView, TransportSeen, read_response, transport_failure
 from ._clients._kinds import Transport, transport_exception
 from ._exceptions import (
     ExternalServiceException,
@@ -162,7 +162,8 @@ class _ServiceClientBase:
         Called for every response, 2xx included, before the status table. Return an existing
         type (``ResourceNotFoundException`` for a "not found" that comes as a 200 with an error
         JSON, ``http_exception(...)`` with another status...); never add a type for one
-        service. The default returns None: the status table decides.
+        service. The default returns None: the status table decides. With an httpx2 client,
+        ``response`` is an ``httpx2.Response``, whose API is httpx's.
         """
         return None
 
@@ -232,7 +233,7 @@ class _ServiceClientBase:
         return failure
 
 
-def _view(response: httpx.Response) -> Any:
+def _view(response: httpx.Response) -> ResponseView:
     view = read_response(response)
     if view is None:  # only an httpx or httpx2 client sends: it always gives one of theirs
         raise TypeError(f"not an httpx or httpx2 response: {type(response).__name__}")

@@ -386,11 +386,25 @@ def test_async_service_client_on_httpx2() -> None:
 
 
 @pytest.mark.parametrize(
-    "client", [requests.Session(), httpx2.AsyncClient(), httpx.AsyncClient(), "https://x"]
+    "make", [requests.Session, httpx2.AsyncClient, httpx.AsyncClient, lambda: "https://x"]
 )
-def test_service_client_refuses_a_client_it_cannot_drive(client: object) -> None:
+def test_service_client_refuses_a_client_it_cannot_drive(make: Callable[[], Any]) -> None:
+    client = make()
     with pytest.raises(TypeError, match=r"ServiceClient\(client=...\) takes an httpx.Client"):
-        Shop(client)  # type: ignore[arg-type]
+        Shop(client)
+    if hasattr(client, "close") and not isinstance(client, httpx.AsyncClient | httpx2.AsyncClient):
+        client.close()
+
+
+class AsyncShopHere(nucleo.AsyncServiceClient):
+    service_name = "Shop API"
+    base_url = "https://shop.example"
+
+
+def test_async_service_client_refuses_a_sync_client() -> None:
+    expected = r"AsyncServiceClient\(client=...\) takes an httpx.AsyncClient or an httpx2"
+    with httpx2.Client() as client, pytest.raises(TypeError, match=expected):
+        AsyncShopHere(client)  # type: ignore[arg-type]
 
 
 # --- what the core imports --------------------------------------------------------------------
