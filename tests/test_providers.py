@@ -245,6 +245,18 @@ def test_openais_retry_after_ms_is_read_when_retry_after_is_absent() -> None:
     signal = nucleo.from_provider_error(error)
     assert isinstance(signal, RateLimitRetryException)
     assert signal.retry_after == 1.5
+    for odd, wait in (
+        ("nan", None),
+        ("-5", None),
+        ("1e3", None),
+        ("9" * 40, nucleo.RETRY_AFTER_CAP),
+    ):
+        error = _openai_error(
+            _answer(429, _openai_body("slow", "requests", None), {"retry-after-ms": odd})
+        )
+        signal = nucleo.from_provider_error(error)
+        assert isinstance(signal, RateLimitRetryException)
+        assert signal.retry_after == wait, odd
 
 
 def test_the_quota_failure_names_provider_model_and_the_providers_words() -> None:

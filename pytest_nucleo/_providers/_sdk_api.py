@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any
 
 from pytest_nucleo._clients import read_response
-from pytest_nucleo._retry_after import parse_retry_after
+from pytest_nucleo._retry_after import RETRY_AFTER_CAP, parse_retry_after
 
 from . import ProviderAnswer
 
@@ -67,11 +67,10 @@ class SdkApi:
         headers = response.headers
         retry = headers.get("retry-after")
         retry_after = parse_retry_after(retry) if retry else None
-        if retry_after is None and (millis := headers.get("retry-after-ms")):
-            try:
-                retry_after = max(0.0, float(millis) / 1000.0) if float(millis) < 1e12 else None
-            except ValueError:
-                retry_after = None
+        millis = (headers.get("retry-after-ms") or "").strip()
+        if retry_after is None and millis.isascii() and millis.isdigit():
+            # OpenAI's milliseconds: ASCII digits only, as Retry-After itself, and as capped.
+            retry_after = min(int(millis[:16]) / 1000.0, RETRY_AFTER_CAP)
         return ProviderAnswer(
             self.provider,
             int(exc.status_code),
