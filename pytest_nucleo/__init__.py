@@ -14,6 +14,7 @@ from ._lazy import lazy_exports
 if TYPE_CHECKING:
     from ._chain import llm_errors, service_call, unwrap, unwrap_runtime, wrap_with_context
     from ._client import AsyncServiceClient, ServiceClient, sent_values
+    from ._clients._responses import exception_for_response, raise_for_response
     from ._clock import Clock, FakeClock, SystemClock, TimerHandle, is_testing, set_testing
     from ._exceptions import (
         CORRECTABLE_HINT,
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
         RateLimiter,
         UpstreamFailure,
     )
+    from ._providers._rules import from_provider_error
     from ._retry_after import RETRY_AFTER_CAP, parse_retry_after
     from ._runner import (
         DEFAULT_TEXT_LIMIT,
@@ -157,10 +159,13 @@ _WHERE = {
     "arun_tool": "_runner",
     "body_excerpt": "_excerpt",
     "body_says_throttled": "_status",
+    "exception_for_response": "_clients._responses",
+    "from_provider_error": "_providers._rules",
     "http_exception": "_status",
     "is_testing": "_clock",
     "llm_errors": "_chain",
     "parse_retry_after": "_retry_after",
+    "raise_for_response": "_clients._responses",
     "raise_for_status": "_status",
     "run_tool": "_runner",
     "safe_endpoint": "_excerpt",
@@ -239,10 +244,13 @@ __all__ = [
     "arun_tool",
     "body_excerpt",
     "body_says_throttled",
+    "exception_for_response",
+    "from_provider_error",
     "http_exception",
     "is_testing",
     "llm_errors",
     "parse_retry_after",
+    "raise_for_response",
     "raise_for_status",
     "run_tool",
     "safe_endpoint",

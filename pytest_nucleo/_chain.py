@@ -94,6 +94,35 @@ def _detached(found: E) -> E:
     return found
 
 
+def foreign_failure(
+    member: BaseException, component: str
+) -> LLMReadableException | UpstreamRetryException | None:
+    """What one exception of a provider SDK or an HTTP client means, or None for any other.
+
+    Each is recognised by the package its class comes from, through the provider and client
+    registries, which import a client's support only once one of its exceptions exists.
+    """
+    from ._clients._recognise import client_failure
+    from ._providers._rules import from_provider_error
+
+    return from_provider_error(member) or client_failure(member, component)
+
+
+def recognise_foreign(exc: BaseException, component: str = DEFAULT_COMPONENT) -> BaseException:
+    """``exc``, or what the first foreign exception in its chain means when the chain holds no
+    LLM-readable exception or retry signal before it (an ``openai.RateLimitError`` becomes a
+    RateLimitRetryException, an ``httpx2.ConnectError`` an ExternalServiceException). The
+    result's cause is ``exc``, so the whole original chain stays behind it."""
+    for member in iter_chain(exc):
+        if isinstance(member, LLMReadableException | UpstreamRetryException):
+            return exc
+        found = foreign_failure(member, component)
+        if found is not None:
+            found.__cause__ = exc
+            return found
+    return exc
+
+
 def _raise_signal(exc: BaseException) -> None:
     signal = find_in_chain(exc, UpstreamRetryException)
     if signal is not None:
@@ -113,7 +142,12 @@ def unwrap(
     broad ``except`` never turns a retry into a failure. Use it as ``raise unwrap(e)``, or let
     :func:`llm_errors` do it for a whole function. When the failure came from a service call
     made with a parameter the model sent, use :func:`wrap_with_context` instead.
+
+    A bare HTTP client or provider SDK error means what it says (see ``recognise_foreign``): a
+    refused ``requests`` connection is an ExternalServiceException naming the request's host,
+    an ``openai.RateLimitError`` a retry signal.
     """
+    exc = recognise_foreign(exc, component)
     _raise_signal(exc)
     found = find_in_chain(exc, LLMReadableException)
     if found is None:
@@ -144,6 +178,7 @@ def wrap_with_context(
     Retry signals in the chain are raised as themselves. The result's cause is ``exc``.
     For failures not tied to one parameter, use :func:`unwrap`.
     """
+    exc = recognise_foreign(exc, service_name)
     _raise_signal(exc)
     found = find_in_chain(exc, LLMReadableException)
     wrapped: LLMReadableCheckedException

@@ -14,11 +14,13 @@ import json
 import logging
 import re
 from types import TracebackType
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 from urllib.parse import parse_qsl, quote, quote_plus
 
 import httpx
 
+from ._clients import ResponseView, TransportSeen, read_response, transport_failure
+from ._clients._kinds import Transport, transport_exception
 from ._exceptions import (
     ExternalServiceException,
     LLMReadableCheckedException,
@@ -28,26 +30,10 @@ from ._excerpt import body_excerpt, safe_endpoint
 from ._status import http_exception
 from ._text import VALUE_LIMIT, one_line
 
-logger = logging.getLogger("pytest_nucleo.http")
+if TYPE_CHECKING:
+    import httpx2
 
-# Transport failures, most specific first: what happened, and whether the request left us.
-# A connect failure or a wait for a pooled connection sent nothing; past that, the server may
-# have received the request and acted on it, which matters before repeating a write.
-_NOT_SENT = "nothing was sent, so the service did not act on the request"
-_MAYBE_SENT = "the request was sent, so the service may have acted on it"
-_TRANSPORT: tuple[tuple[type[httpx.HTTPError], str, str], ...] = (
-    (httpx.ConnectTimeout, "the connection attempt timed out", _NOT_SENT),
-    (httpx.ConnectError, "the connection was refused or could not be made", _NOT_SENT),
-    (httpx.PoolTimeout, "no connection became free in time", _NOT_SENT),
-    (httpx.UnsupportedProtocol, "the URL's protocol is not supported", _NOT_SENT),
-    (httpx.ProxyError, "the proxy refused the request", _NOT_SENT),
-    (httpx.ReadTimeout, "it did not answer in time (the read timed out)", _MAYBE_SENT),
-    (httpx.WriteTimeout, "sending the request timed out", _MAYBE_SENT),
-    (httpx.RemoteProtocolError, "the connection broke before a complete answer", _MAYBE_SENT),
-    (httpx.TooManyRedirects, "it redirected the request too many times", _MAYBE_SENT),
-    (httpx.DecodingError, "its answer could not be decoded", _MAYBE_SENT),
-    (httpx.HTTPError, "the connection failed while talking to it", _MAYBE_SENT),
-)
+logger = logging.getLogger("pytest_nucleo.http")
 
 # Request headers whose values are not secret; every other header value is masked wherever it
 # shows up (a server may echo a key back in its error body).
@@ -176,7 +162,8 @@ class _ServiceClientBase:
         Called for every response, 2xx included, before the status table. Return an existing
         type (``ResourceNotFoundException`` for a "not found" that comes as a 200 with an error
         JSON, ``http_exception(...)`` with another status...); never add a type for one
-        service. The default returns None: the status table decides.
+        service. The default returns None: the status table decides. With an httpx2 client,
+        ``response`` is an ``httpx2.Response``, whose API is httpx's.
         """
         return None
 
@@ -192,34 +179,24 @@ class _ServiceClientBase:
         """The exception for ``response``, or None when it is a success."""
         failure = self.classify(response)
         if failure is None and not response.is_success:
+            view = _view(response)
             failure = http_exception(
                 self.service_name,
-                response.request.url.path,
-                response.status_code,
-                response.content,
-                response.headers,
-                known=sent_values(response.request),
+                view.endpoint,
+                view.status,
+                view.body,
+                view.headers,
+                known=view.known,
             )
         if failure is not None:
             logger.debug("%s", failure)
         return failure
 
-    def _transport_failure(self, error: httpx.HTTPError, method: str, url: str) -> Exception:
-        """An ExternalServiceException for a call that got no response. ``str(error)`` is never
-        used: httpx messages can hold the URL with its userinfo and query."""
-        what, sent = next((w, s) for kind, w, s in _TRANSPORT if isinstance(error, kind))
-        path = safe_endpoint(url)
-        name = self._name()
-        failure = ExternalServiceException(
-            self.service_name,
-            f"{method} {path} got no response ({type(error).__name__}): {what}; {sent}",
-            llm_message=(
-                f"The external service {name} gave no answer to {method} {path}: {what}. "
-                f"{sent[0].upper()}{sent[1:]}. Calling it again now is unlikely to help."
-            ),
-        )
-        logger.debug("%s", failure)
-        return failure
+    def _transport_failure(self, error: Exception, method: str, url: str) -> Exception:
+        """An ExternalServiceException for a call that got no response (texts: ``_kinds``)."""
+        seen = transport_failure(error)
+        kind = seen.kind if isinstance(seen, TransportSeen) else Transport.OTHER
+        return transport_exception(self.service_name, error, kind, method, url)
 
     def _decode(self, response: httpx.Response, empty_on_404: bool) -> Any:
         failure = self._failure(response)
@@ -236,11 +213,10 @@ class _ServiceClientBase:
         raise self._not_json(response, reason) from None  # the decoder's error holds the body
 
     def _not_json(self, response: httpx.Response, reason: str) -> ExternalServiceException:
-        path = safe_endpoint(response.request.url.path)
+        view = _view(response)
+        path = safe_endpoint(view.endpoint)
         content_type = response.headers.get("content-type")
-        excerpt = body_excerpt(
-            response.content, content_type=content_type, known=sent_values(response.request)
-        )
+        excerpt = body_excerpt(view.body, content_type=content_type, known=view.known)
         kind = f" ({one_line(content_type, VALUE_LIMIT)})" if content_type else ""
         said = f' It said: "{excerpt}".' if excerpt else " The body was empty."
         failure = ExternalServiceException(
@@ -257,20 +233,50 @@ class _ServiceClientBase:
         return failure
 
 
+def _view(response: httpx.Response) -> ResponseView:
+    view = read_response(response)
+    if view is None:  # only an httpx or httpx2 client sends: it always gives one of theirs
+        raise TypeError(f"not an httpx or httpx2 response: {type(response).__name__}")
+    return view
+
+
+_CLIENT_PACKAGES = ("httpx", "httpx2")
+
+
+def _checked(client: Any, owner: str, kind: str) -> Any:
+    """``client`` when it is an httpx or httpx2 ``kind``; a TypeError saying what to pass."""
+    # Read from the class names, so checking an httpx2 client does not import httpx2 itself.
+    if not any(
+        cls.__name__ == kind and cls.__module__.partition(".")[0] in _CLIENT_PACKAGES
+        for cls in type(client).__mro__
+    ):
+        raise TypeError(
+            f"{owner}(client=...) takes an httpx.{kind} or an httpx2.{kind}; got a "
+            f"{type(client).__module__}.{type(client).__name__}. For another client, call it "
+            "yourself and map its responses with raise_for_response(service, response)"
+        )
+    return client
+
+
 class ServiceClient(_ServiceClientBase):
     """Base of a synchronous client for one HTTP service. Subclass it:
 
     ``class PubChem(ServiceClient): service_name = "PubChem"; base_url = "https://..."``
 
-    ``client`` is an ``httpx.Client`` carrying your auth headers, timeouts and transport; without
+    ``client`` is an ``httpx.Client`` or an ``httpx2.Client`` carrying your auth headers,
+    timeouts and transport (both map the same way); without
     one, a client is built once for this object (following redirects) and closed by
     :meth:`close` or ``with``. For asyncio use :class:`AsyncServiceClient`.
     """
 
-    def __init__(self, client: httpx.Client | None = None) -> None:
+    def __init__(self, client: httpx.Client | httpx2.Client | None = None) -> None:
         super().__init__()
         self._owned = client is None
-        self.client = client if client is not None else httpx.Client(follow_redirects=True)
+        self.client: Any = (
+            _checked(client, "ServiceClient", "Client")
+            if client is not None
+            else httpx.Client(follow_redirects=True)
+        )
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """Send a request to ``base_url + path`` (keyword arguments go to ``httpx``) and return
@@ -292,9 +298,12 @@ class ServiceClient(_ServiceClientBase):
     def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         url = self._url(path)
         try:
-            return self.client.request(method, url, **kwargs)
-        except httpx.HTTPError as error:
+            response: httpx.Response = self.client.request(method, url, **kwargs)
+        except Exception as error:
+            if not isinstance(transport_failure(error), TransportSeen):
+                raise  # not a failure to get an answer: a bug, or the caller's to handle
             raise self._transport_failure(error, method, url) from error
+        return response
 
     def close(self) -> None:
         """Close the httpx client if this object built it (a client you passed stays open)."""
@@ -313,14 +322,18 @@ class ServiceClient(_ServiceClientBase):
 class AsyncServiceClient(_ServiceClientBase):
     """The asyncio twin of :class:`ServiceClient`: same mapping, ``await`` on every call.
 
-    ``client`` is an ``httpx.AsyncClient``; without one, a client is built once for this object
+    ``client`` is an ``httpx.AsyncClient`` or an ``httpx2.AsyncClient``; without one, a client is built once for this object
     and closed by :meth:`aclose` or ``async with``.
     """
 
-    def __init__(self, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, client: httpx.AsyncClient | httpx2.AsyncClient | None = None) -> None:
         super().__init__()
         self._owned = client is None
-        self.client = client if client is not None else httpx.AsyncClient(follow_redirects=True)
+        self.client: Any = (
+            _checked(client, "AsyncServiceClient", "AsyncClient")
+            if client is not None
+            else httpx.AsyncClient(follow_redirects=True)
+        )
 
     async def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """See :meth:`ServiceClient.request`."""
@@ -337,9 +350,12 @@ class AsyncServiceClient(_ServiceClientBase):
     async def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         url = self._url(path)
         try:
-            return await self.client.request(method, url, **kwargs)
-        except httpx.HTTPError as error:
+            response: httpx.Response = await self.client.request(method, url, **kwargs)
+        except Exception as error:
+            if not isinstance(transport_failure(error), TransportSeen):
+                raise  # not a failure to get an answer: a bug, or the caller's to handle
             raise self._transport_failure(error, method, url) from error
+        return response
 
     async def aclose(self) -> None:
         """Close the httpx client if this object built it."""

@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import PurePath
 from typing import Any, TypeVar, overload
 
-from ._chain import find_in_chain, unwrap
+from ._chain import find_in_chain, recognise_foreign, unwrap
 from ._clock import SYSTEM_CLOCK, Clock
 from ._exceptions import (
     InvalidInputException,
@@ -686,6 +686,9 @@ class _Call:
         self, permits: _Permits, exc: BaseException, attempt: int
     ) -> ToolResult | float:
         """Tell the limiters; return the final result, or the delay before the next attempt."""
+        # A client's or a provider's own error means what it says: a retry signal is retried,
+        # a refused connection tells the limiters the upstream failed.
+        exc = recognise_foreign(exc, self.name)
         failure = UpstreamFailure.from_exception(exc) if permits else None
         signal = find_in_chain(exc, UpstreamRetryException)
         # A signal's suggested wait holds the limiters too: no other call goes out before it

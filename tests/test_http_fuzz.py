@@ -9,6 +9,7 @@ import json
 import logging
 import random
 import string
+import types
 from collections.abc import Iterator, Sequence
 from typing import TypeVar
 from urllib.parse import quote
@@ -323,3 +324,217 @@ def test_canaries_never_reach_texts_or_logs(caplog: pytest.LogCaptureFixture) ->
                 assert value not in logged
             caplog.clear()
     assert checked > 0.8 * CANARY_CASES
+
+
+# --- R7 for every client's response objects ---------------------------------------------------
+
+
+class _Responses:
+    """Build a response of each supported client from one random answer, cheaply: the objects
+    are those the clients return, filled in directly instead of parsed off a socket."""
+
+    def __init__(self) -> None:
+        import asyncio
+
+        import aiohttp
+        import httpx2
+        import requests
+        import urllib3
+        from multidict import CIMultiDict, CIMultiDictProxy
+        from yarl import URL
+
+        self.httpx2, self.requests, self.urllib3, self.aiohttp = httpx2, requests, urllib3, aiohttp
+        self.multi, self.proxy, self.yarl = CIMultiDict, CIMultiDictProxy, URL
+        self.loop = asyncio.new_event_loop()
+        self.kinds = ("httpx", "httpx2", "requests", "urllib3", "aiohttp")
+        # What an aiohttp response reads of the writer that sent its request (nothing here).
+        self.written = types.SimpleNamespace(output_size=0)
+
+    def close(self) -> None:
+        self.loop.close()
+
+    def build(
+        self,
+        kind: str,
+        status: int,
+        url: str,
+        secret: str,
+        body: bytes,
+        headers: list[tuple[str, str]],
+    ) -> object:
+        sent = {"Authorization": f"Bearer {secret}", "Accept": "application/json"}
+        if kind in ("httpx", "httpx2"):
+            lib = httpx if kind == "httpx" else self.httpx2
+            raw = [(name, value.encode("utf-8")) for name, value in headers]
+            try:
+                request = lib.Request("GET", url, headers=sent)
+            except Exception:  # a random path httpx will not parse: the client would refuse it
+                request = lib.Request("GET", f"https://api.example/?api_key={secret}", headers=sent)
+            return lib.Response(status, headers=raw, content=body, request=request)
+        if kind == "requests":
+            prepared = self.requests.PreparedRequest()
+            prepared.method, prepared.url, prepared.body = "GET", url, None
+            prepared.headers = self.requests.structures.CaseInsensitiveDict(sent)
+            response = self.requests.Response()
+            response.status_code, response.url, response._content = status, url, body
+            response.headers = self.requests.structures.CaseInsensitiveDict(headers)
+            response.request = prepared
+            return response
+        if kind == "urllib3":
+            return self.urllib3.HTTPResponse(
+                body=body, status=status, headers=headers, request_url=url, preload_content=True
+            )
+        try:
+            target = self.yarl(url)
+        except (ValueError, TypeError):
+            target = self.yarl(f"https://api.example/?api_key={secret}")
+        info = self.aiohttp.RequestInfo(target, "GET", self.proxy(self.multi(sent)), target)
+        response = self.aiohttp.ClientResponse(
+            "GET", target, writer=None, continue100=None, timer=None, request_info=info,
+            traces=[], loop=self.loop, session=None,  # type: ignore[arg-type]
+            stream_writer=self.written,  # type: ignore[arg-type]
+        )  # fmt: skip
+        response.status = status
+        response._headers = self.proxy(self.multi(headers))
+        response._body = body
+        return response
+
+
+CLIENT_CASES = 25_000
+"""Random answers spread over the five clients (about 5,000 each): each maps through the same
+``http_exception`` the 100,000 cases above cover, so these check what the clients add (reading
+their objects, masking what their requests carried) at a quarter of the cost."""
+
+
+def test_random_answers_of_every_client_map_totally_within_bounds() -> None:
+    rng = random.Random(20_261_201)
+    big = _big_bodies(rng)
+    texts = [_random_text(rng, rng.randint(0, 200)) for _ in range(2000)]
+    paths = ["/" + _random_text(rng, rng.randint(0, 500)) for _ in range(500)]
+    clients = _Responses()
+    kinds = rng.choices(clients.kinds, k=CLIENT_CASES)
+    foreign: list[str] = []
+    seen: dict[str, int] = dict.fromkeys(clients.kinds, 0)
+    try:
+        cases = _random_cases(rng, CLIENT_CASES, big, texts, paths)
+        for kind, (status, secret, service, endpoint, body, headers) in zip(
+            kinds, cases, strict=True
+        ):
+            if not endpoint.startswith("http"):
+                endpoint = "https://api.example" + (endpoint if endpoint.startswith("/") else "/")
+            raw = body.encode("utf-8", "replace") if isinstance(body, str) else body or b""
+            response = clients.build(kind, status, endpoint, secret, raw, headers)
+            try:
+                # A urllib3 response does not know the headers it was requested with.
+                known = [secret] if kind == "urllib3" else []
+                exc = nucleo.exception_for_response(service, response, known=known)
+            except Exception as error:  # any exception at all is a failure of totality
+                foreign.append(f"{kind} {status}: {type(error).__name__}: {error!s:.200}")
+                continue
+            seen[kind] += 1
+            if 200 <= status <= 299:
+                assert exc is None
+                continue
+            assert isinstance(exc, HttpErrorResponse)
+            assert exc.status_code == status
+            text = exc.explain_to_llm()
+            assert len(exc.llm_message) > 0
+            assert len(text) <= TEXT_LIMIT, text
+            assert "\r" not in text
+            assert secret not in text, (kind, text)  # sent in the query and the credentials
+            assert secret not in str(exc)
+    finally:
+        clients.close()
+    assert foreign[:5] == []
+    assert min(seen.values()) > CLIENT_CASES // 10  # every client was fuzzed
+
+
+# --- R12: canaries through bare client errors and provider SDK errors -------------------------
+
+PROVIDER_CASES = 2_000
+
+
+def _provider_error(rng: random.Random, canaries: dict[str, str]) -> Exception:
+    """An openai or anthropic status error as the SDK builds it, for a request carrying the
+    canaries (API key, conversation) and a provider answer echoing some of them."""
+    import anthropic
+    import httpx2
+    import openai
+
+    sdk = rng.choice([openai, anthropic])
+    request = httpx2.Request(
+        "POST",
+        f"https://api.example/v1/chat?key={canaries['query']}",
+        headers={"Authorization": f"Bearer {canaries['key']}", "x-api-key": canaries["key"]},
+        json={"model": "m-1", "messages": [{"role": "user", "content": canaries["prompt"]}]},
+    )
+    carried = [canaries["key"], canaries["prompt"], canaries["query"]]  # what it sent
+    echo = " ".join(rng.sample(carried, rng.randint(0, len(carried))))
+    code = rng.choice(["insufficient_quota", "rate_limit_exceeded", "model_not_found", None, 7])
+    message = rng.choice(
+        [
+            f"Incorrect API key provided: {echo}",
+            f"Your credit balance is too low. {echo}",
+            f"prompt is too long: {echo}",
+            f"model: {echo}",
+            echo,
+        ]
+    )
+    body = rng.choice(
+        [
+            {"error": {"message": message, "type": code, "code": code}},
+            {"type": "error", "error": {"type": "overloaded_error", "message": message}},
+            {"error": message},
+            [message],
+        ]
+    )
+    status = rng.choice([400, 401, 403, 404, 409, 413, 422, 429, 500, 502, 503, 504, 529])
+    headers = {"retry-after": rng.choice(["3", "x", "999999"])}
+    response = httpx2.Response(status, json=body, headers=headers, request=request)
+    error = sdk.APIStatusError(f"Error code: {status} - {body}", response=response, body=body)
+    return rng.choice([error, sdk.APIConnectionError(request=request)]) if status == 504 else error
+
+
+def _client_error(rng: random.Random, canaries: dict[str, str]) -> Exception:
+    """A bare transport error of httpx2 or requests for a URL holding the canaries."""
+    import httpx2
+    import requests
+
+    url = (
+        f"https://{canaries['user']}:{canaries['password']}@api.example/v1/x"
+        f"?api_key={canaries['query']}"
+    )
+    text = f"[Errno 111] Connection refused ({url})"
+    if rng.random() < 0.5:
+        kind = rng.choice([httpx2.ConnectError, httpx2.ReadTimeout, httpx2.RemoteProtocolError])
+        return kind(text, request=httpx2.Request("GET", url))
+    prepared = requests.Request("GET", url).prepare()
+    kind = rng.choice(
+        [requests.ConnectionError, requests.ReadTimeout, requests.exceptions.SSLError]
+    )
+    return kind(text, request=prepared)
+
+
+def test_canaries_never_reach_provider_or_client_error_texts() -> None:
+    rng = random.Random(1201)
+    checked = 0
+    for _ in range(PROVIDER_CASES):
+        canaries = {name: _canary(rng) for name in ("key", "prompt", "query", "user", "password")}
+        canaries["prompt"] = f"please summarise {canaries['prompt']} for me"
+        error = (_provider_error if rng.random() < 0.7 else _client_error)(rng, canaries)
+        try:
+            result: BaseException = nucleo.unwrap(error)
+        except (nucleo.LLMReadableException, nucleo.UpstreamRetryException) as raised:
+            result = raised
+        assert result is not error  # every one of them was recognised
+        shown = []
+        for member in nucleo._chain.iter_chain(result):
+            if isinstance(member, nucleo.LLMReadableException):
+                shown += [str(member), repr(member), member.explain_to_llm()]
+            elif isinstance(member, nucleo.UpstreamRetryException):
+                shown += [str(member), repr(member)]
+        text = "\n".join(shown)
+        for value in canaries.values():
+            assert value not in text
+        checked += 1
+    assert checked == PROVIDER_CASES

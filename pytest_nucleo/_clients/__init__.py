@@ -1,0 +1,106 @@
+"""The seam between the runtime and the HTTP clients a tool may use.
+
+Clients differ in how their exceptions and responses look; the runtime asks one small protocol
+(:class:`ClientSupport`): is this exception a transport failure, and of which kind; what are
+the status, URL path, headers, body and sent values of this response. Each client has one
+module here implementing it, found by :func:`support_for` from the top-level package of the
+classes of the object seen, and imported only then: a client's module is imported only once
+an instance of one of its classes exists, so its client is already imported. Adding a client
+is one module and one line in :data:`_SUPPORT`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
+
+from ._kinds import Transport
+
+if TYPE_CHECKING:
+    from pytest_nucleo._status import Headers
+
+# Top-level package of a client's classes -> our module that reads them.
+_SUPPORT = {
+    "httpx": "_httpx",
+    "httpx2": "_httpx2",
+    "requests": "_requests",
+    "urllib3": "_urllib3",
+    "aiohttp": "_aiohttp",
+}
+
+
+class ResponseView(NamedTuple):
+    """What the runtime reads of any client's response."""
+
+    status: int
+    endpoint: str
+    """The URL (or only its path) the request went to; only its path is ever shown."""
+    headers: Headers
+    body: bytes
+    known: tuple[str, ...]
+    """What the request carried that must never be shown (see ``sent_values``)."""
+    host: str | None = None
+    """The host the request went to, when known: the service's name when no other is given."""
+
+
+class TransportSeen(NamedTuple):
+    """A call that got no response: the kind of failure, and the call when it is known."""
+
+    kind: Transport
+    method: str | None = None
+    url: str | None = None
+    host: str | None = None
+    """The host called, when the exception knows it but not the URL."""
+
+
+class ClientSupport(Protocol):
+    """What one client's module offers (each is a module with these two functions)."""
+
+    def transport_failure(self, exc: BaseException) -> TransportSeen | ResponseView | None:
+        """The kind of transport failure ``exc`` is; the response an exception raised for a
+        received status carries; or None for an exception that is neither."""
+
+    def read_response(self, obj: object) -> ResponseView | None:
+        """What ``obj`` answered, or None when it is not this client's response. Raises
+        ValueError, saying what to do, for a response whose body was not read yet."""
+
+
+_FOUND: dict[type, ClientSupport | None] = {}
+"""Class -> its support, as found: the walk over the classes runs once per class."""
+
+
+def _support_for_type(kind: type) -> ClientSupport | None:
+    if kind in _FOUND:
+        return _FOUND[kind]
+    found = None
+    for cls in kind.__mro__:
+        module = _SUPPORT.get(cls.__module__.partition(".")[0])
+        if module is not None:
+            found = cast(ClientSupport, importlib.import_module(f"{__name__}.{module}"))
+            break
+    if len(_FOUND) >= 1024:  # classes made on the fly: keep the memory bounded
+        _FOUND.clear()
+    _FOUND[kind] = found
+    return found
+
+
+def support_for(obj: object) -> ClientSupport | None:
+    """The support module of the client ``obj`` (an exception or a response) comes from."""
+    return _support_for_type(type(obj))
+
+
+def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None:
+    """See :meth:`ClientSupport.transport_failure`; None for an exception of no known client."""
+    support = support_for(exc)
+    return None if support is None else support.transport_failure(exc)
+
+
+def read_response(obj: object) -> ResponseView | None:
+    """See :meth:`ClientSupport.read_response`; None for an object of no known client."""
+    support = support_for(obj)
+    return None if support is None else support.read_response(obj)
+
+
+def clients() -> tuple[str, ...]:
+    """The top-level packages of the clients the runtime understands."""
+    return tuple(_SUPPORT)

@@ -1,0 +1,102 @@
+"""aiohttp: its transport failures, and its responses once their body was read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+from aiohttp import client_exceptions as a
+from aiohttp.http_exceptions import HttpProcessingError
+
+from pytest_nucleo._chain import iter_chain
+
+from . import ResponseView, TransportSeen
+from ._httpx_api import caused_by_tls
+from ._kinds import Transport
+
+# Most specific first: every connector error is a ClientOSError; the timeouts are
+# ServerTimeoutErrors; TooManyRedirects and ContentTypeError are ClientResponseErrors.
+_KINDS: tuple[tuple[type[BaseException], Transport], ...] = (
+    (a.ClientConnectorCertificateError, Transport.TLS),
+    (a.ClientConnectorSSLError, Transport.TLS),
+    (a.ClientSSLError, Transport.TLS),
+    (a.ServerFingerprintMismatch, Transport.TLS),
+    (a.ClientProxyConnectionError, Transport.PROXY),
+    (a.ClientHttpProxyError, Transport.PROXY),
+    (a.ClientConnectorError, Transport.CONNECT),
+    (a.ConnectionTimeoutError, Transport.CONNECT_TIMEOUT),
+    (a.SocketTimeoutError, Transport.READ_TIMEOUT),
+    (a.ServerTimeoutError, Transport.READ_TIMEOUT),
+    (a.ServerDisconnectedError, Transport.PROTOCOL),
+    (a.ClientPayloadError, Transport.PROTOCOL),
+    (a.TooManyRedirects, Transport.TOO_MANY_REDIRECTS),
+    (a.ContentTypeError, Transport.DECODING),
+    (a.NonHttpUrlClientError, Transport.UNSUPPORTED_PROTOCOL),
+    (a.InvalidURL, Transport.UNSUPPORTED_PROTOCOL),
+    (a.ClientError, Transport.OTHER),
+)
+
+
+def transport_kind(exc: BaseException) -> Transport | None:
+    if isinstance(exc, a.ClientResponseError) and _unparsable(exc):
+        return Transport.PROTOCOL
+    kind = next((k for cls, k in _KINDS if isinstance(exc, cls)), None)
+    if kind in (Transport.CONNECT, Transport.OTHER) and caused_by_tls(exc):
+        return Transport.TLS
+    return kind
+
+
+def _call_of(exc: BaseException) -> TransportSeen | None:
+    """The call, as far as ``exc`` knows it (kind left to the caller)."""
+    info: Any = getattr(exc, "request_info", None)
+    if info is not None:
+        return TransportSeen(Transport.OTHER, str(info.method), str(info.url))
+    host = getattr(exc, "host", None)  # a connector error knows only the host and port
+    if isinstance(host, str) and host:
+        return TransportSeen(Transport.OTHER, host=host)
+    url = getattr(exc, "url", None)  # InvalidURL
+    return TransportSeen(Transport.OTHER, url=str(url)) if url is not None else None
+
+
+def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None:
+    if type(exc) is a.ClientResponseError and not _unparsable(exc):
+        # raise_for_status(): a status was received
+        info: Any = exc.request_info
+        return ResponseView(
+            int(exc.status), str(info.url), tuple((exc.headers or {}).items()), b"",
+            _known(info), info.url.host,
+        )  # fmt: skip
+    kind = transport_kind(exc)
+    if kind is None:
+        return None
+    call = _call_of(exc)
+    return TransportSeen(kind) if call is None else call._replace(kind=kind)
+
+
+def _unparsable(exc: BaseException) -> bool:
+    """Whether aiohttp raised ``exc`` because the answer was not HTTP: its parser's error is
+    then the cause, and the "status" is the parser's own 400, not one the server sent."""
+    return any(isinstance(m, HttpProcessingError) for m in iter_chain(exc) if m is not exc)
+
+
+def _known(info: Any) -> tuple[str, ...]:
+    from ._sent import values_sent
+
+    return values_sent(str(info.method), str(info.url), info.headers.items(), None)
+
+
+def read_response(obj: object) -> ResponseView | None:
+    if not isinstance(obj, aiohttp.ClientResponse):
+        return None
+    response: Any = obj
+    body = response._body  # set by read(), text() and json(); None before
+    if body is None:
+        raise ValueError(
+            "the aiohttp response's body was not read yet: call `await response.read()` "
+            "(or text() or json()) first, then map the response"
+        )
+    info = response.request_info
+    return ResponseView(
+        int(response.status), str(response.url), tuple(response.headers.items()), bytes(body),
+        _known(info), response.url.host,
+    )  # fmt: skip

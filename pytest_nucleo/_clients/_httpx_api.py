@@ -1,0 +1,110 @@
+"""The support of the clients with httpx's API (httpx itself, and its fork httpx2)."""
+
+from __future__ import annotations
+
+import ssl
+from types import ModuleType
+from typing import Any
+
+from pytest_nucleo._chain import iter_chain
+
+from . import ResponseView, TransportSeen
+from ._kinds import Transport
+
+
+def caused_by_tls(exc: BaseException) -> bool:
+    """Whether the chain of ``exc`` holds the standard library's TLS failure, or (as httpcore
+    drops that cause) an error that repeats its message ("[SSL: WRONG_VERSION_NUMBER] ...")."""
+    return any(
+        isinstance(member, ssl.SSLError | ssl.CertificateError)
+        or (bool(member.args) and str(member.args[0]).startswith("[SSL"))
+        for member in iter_chain(exc)
+    )
+
+
+class HttpxApi:
+    """Reads the exceptions and responses of ``lib``, a module with httpx's API."""
+
+    def __init__(self, lib: ModuleType, *, plain_httpx: bool) -> None:
+        self.lib = lib
+        self.plain_httpx = plain_httpx
+        # Most specific first: the first class an error is an instance of gives its kind.
+        self.kinds: tuple[tuple[type[BaseException], Transport], ...] = (
+            (lib.ConnectTimeout, Transport.CONNECT_TIMEOUT),
+            (lib.ConnectError, Transport.CONNECT),
+            (lib.PoolTimeout, Transport.POOL_TIMEOUT),
+            (lib.UnsupportedProtocol, Transport.UNSUPPORTED_PROTOCOL),
+            (lib.ProxyError, Transport.PROXY),
+            (lib.ReadTimeout, Transport.READ_TIMEOUT),
+            (lib.WriteTimeout, Transport.WRITE_TIMEOUT),
+            (lib.RemoteProtocolError, Transport.PROTOCOL),
+            (lib.TooManyRedirects, Transport.TOO_MANY_REDIRECTS),
+            (lib.DecodingError, Transport.DECODING),
+            (lib.HTTPError, Transport.OTHER),
+        )
+
+    def transport_kind(self, exc: BaseException) -> Transport | None:
+        kind = next((k for cls, k in self.kinds if isinstance(exc, cls)), None)
+        if kind is Transport.CONNECT and caused_by_tls(exc):
+            return Transport.TLS  # httpx reports a failed handshake as a ConnectError
+        return kind
+
+    def transport_failure(self, exc: BaseException) -> TransportSeen | ResponseView | None:
+        if isinstance(exc, self.lib.HTTPStatusError):
+            return self.read_response(exc.response)
+        kind = self.transport_kind(exc)
+        if kind is None:
+            return None
+        request = self._request_of(exc)
+        if request is None:
+            return TransportSeen(kind)
+        return TransportSeen(kind, str(request.method), str(request.url))
+
+    @staticmethod
+    def _request_of(holder: Any) -> Any:
+        try:
+            return holder.request  # a property that raises when no request was attached
+        except (RuntimeError, AttributeError):
+            return None
+
+    def read_response(self, obj: object) -> ResponseView | None:
+        if not isinstance(obj, self.lib.Response):
+            return None
+        response: Any = obj
+        try:
+            body = response.content
+        except self.lib.ResponseNotRead:
+            raise ValueError(
+                "the response's body was not read yet (a streamed response): call "
+                "response.read() (or await response.aread()) before mapping it"
+            ) from None
+        # httpx.Headers is read as it is; another client's as its (name, value) pairs, so a
+        # header sent twice still counts by its first value.
+        headers = response.headers if self.plain_httpx else tuple(response.headers.multi_items())
+        request = self._request_of(response)
+        if request is None:
+            return ResponseView(response.status_code, "/", headers, body, ())
+        return ResponseView(
+            response.status_code,
+            request.url.path,
+            headers,
+            body,
+            self.known(request),
+            request.url.host or None,
+        )
+
+    def known(self, request: Any) -> tuple[str, ...]:
+        """What ``request`` carried that must never be shown."""
+        if self.plain_httpx:
+            from pytest_nucleo._client import sent_values
+
+            return sent_values(request)
+        from ._sent import values_sent
+
+        try:
+            content = request.content
+        except self.lib.RequestNotRead:  # a streamed body: not readable without consuming it
+            content = b""
+        return values_sent(
+            str(request.method), str(request.url), request.headers.multi_items(), content
+        )

@@ -1,0 +1,90 @@
+"""The kinds of transport failure every HTTP client can report, and the texts they give.
+
+A transport failure is a call that got no HTTP answer. What matters to the model is what
+happened and whether the request left us: a refused connection or a wait for a pooled
+connection sent nothing, so the service did not act; past that, the server may have received
+the request and acted on it, which matters before repeating a write.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from urllib.parse import urlsplit
+
+from pytest_nucleo._exceptions import ExternalServiceException
+from pytest_nucleo._excerpt import safe_endpoint
+from pytest_nucleo._text import VALUE_LIMIT, one_line
+
+logger = logging.getLogger("pytest_nucleo.http")
+
+_NOT_SENT = "nothing was sent, so the service did not act on the request"
+_MAYBE_SENT = "the request was sent, so the service may have acted on it"
+
+
+class Transport(enum.Enum):
+    """A kind of transport failure: ``what`` happened, and whether anything was ``sent``."""
+
+    CONNECT_TIMEOUT = ("the connection attempt timed out", _NOT_SENT)
+    CONNECT = ("the connection was refused or could not be made", _NOT_SENT)
+    POOL_TIMEOUT = ("no connection became free in time", _NOT_SENT)
+    UNSUPPORTED_PROTOCOL = ("the URL's protocol is not supported", _NOT_SENT)
+    PROXY = ("the proxy refused the request", _NOT_SENT)
+    TLS = ("the secure (TLS) connection could not be set up", _NOT_SENT)
+    READ_TIMEOUT = ("it did not answer in time (the read timed out)", _MAYBE_SENT)
+    WRITE_TIMEOUT = ("sending the request timed out", _MAYBE_SENT)
+    PROTOCOL = ("the connection broke before a complete answer", _MAYBE_SENT)
+    TOO_MANY_REDIRECTS = ("it redirected the request too many times", _MAYBE_SENT)
+    DECODING = ("its answer could not be decoded", _MAYBE_SENT)
+    OTHER = ("the connection failed while talking to it", _MAYBE_SENT)
+
+    def __init__(self, what: str, sent: str) -> None:
+        self.what = what
+        self.sent = sent
+
+
+def host_of(url: str | None) -> str | None:
+    """The host of ``url`` (no userinfo, port, path or query), or None when it has none."""
+    if not url:
+        return None
+    try:
+        return urlsplit(url).hostname or None
+    except ValueError:  # a malformed netloc ("http://[::1")
+        return None
+
+
+def transport_exception(
+    service: str,
+    error: BaseException,
+    kind: Transport,
+    method: str | None = None,
+    url: str | None = None,
+    *,
+    service_known: bool = True,
+) -> ExternalServiceException:
+    """The ExternalServiceException for a call to ``service`` that got no response.
+
+    ``str(error)`` is never used: client messages can hold the URL with its userinfo and
+    query. ``method`` and ``url`` name the call when they are known; only the URL's path shows.
+    ``service_known=False`` says ``service`` is only the component that made the call.
+    """
+    name = one_line(service, VALUE_LIMIT)
+    if not service_known:
+        name = f"called by {name}"
+    call = ""
+    if method and url:
+        call = f"{one_line(method, 16)} {safe_endpoint(url)}"
+    elif url:
+        call = safe_endpoint(url)
+    failure = ExternalServiceException(
+        service,
+        f"{call + ' ' if call else ''}got no response ({type(error).__name__}): "
+        f"{kind.what}; {kind.sent}",
+        llm_message=(
+            f"The external service {name} gave no answer{' to ' + call if call else ''}: "
+            f"{kind.what}. {kind.sent[0].upper()}{kind.sent[1:]}. Calling it again now is "
+            "unlikely to help."
+        ),
+    )
+    logger.debug("%s", failure)
+    return failure

@@ -1,0 +1,39 @@
+"""A bare client exception as the failure it means, for the cause-chain helpers."""
+
+from __future__ import annotations
+
+from pytest_nucleo._exceptions import LLMReadableCheckedException
+
+from . import ResponseView, transport_failure
+from ._kinds import host_of, transport_exception
+
+
+def client_failure(exc: BaseException, component: str) -> LLMReadableCheckedException | None:
+    """The failure a client's exception means, or None when no supported client raised it.
+
+    Only the exception is known here, not the service's name: the request's host names the
+    service when the exception carries it, else ``component`` does. The host alone never holds
+    userinfo, port or query. The result's cause is ``exc``.
+    """
+    seen = transport_failure(exc)
+    if seen is None:
+        return None
+    failure: LLMReadableCheckedException
+    if isinstance(seen, ResponseView):
+        from pytest_nucleo._status import (
+            http_exception,  # imports httpx: only once a response is seen
+        )
+
+        if 200 <= seen.status <= 299:
+            return None
+        service = seen.host or host_of(seen.endpoint) or component
+        failure = http_exception(
+            service, seen.endpoint, seen.status, seen.body, seen.headers, known=seen.known
+        )
+    else:
+        host = seen.host or host_of(seen.url)
+        failure = transport_exception(
+            host or component, exc, seen.kind, seen.method, seen.url, service_known=bool(host)
+        )
+    failure.__cause__ = exc
+    return failure

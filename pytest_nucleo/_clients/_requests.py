@@ -1,0 +1,85 @@
+"""requests: its transport failures and responses (its urllib3 causes via ``_urllib3``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import requests
+from requests import exceptions as r
+
+from . import ResponseView, TransportSeen
+from . import transport_failure as _any_client
+from ._httpx_api import caused_by_tls
+from ._kinds import Transport, host_of
+
+# Most specific first: ConnectTimeout is a ConnectionError and a Timeout; ProxyError and
+# SSLError are ConnectionErrors.
+_KINDS: tuple[tuple[type[BaseException], Transport], ...] = (
+    (r.ConnectTimeout, Transport.CONNECT_TIMEOUT),
+    (r.ProxyError, Transport.PROXY),
+    (r.SSLError, Transport.TLS),
+    (r.ReadTimeout, Transport.READ_TIMEOUT),
+    (r.Timeout, Transport.READ_TIMEOUT),
+    (r.ChunkedEncodingError, Transport.PROTOCOL),
+    (r.ContentDecodingError, Transport.DECODING),
+    (r.JSONDecodeError, Transport.DECODING),
+    (r.TooManyRedirects, Transport.TOO_MANY_REDIRECTS),
+    (r.MissingSchema, Transport.UNSUPPORTED_PROTOCOL),
+    (r.InvalidSchema, Transport.UNSUPPORTED_PROTOCOL),
+    (r.InvalidURL, Transport.UNSUPPORTED_PROTOCOL),
+    (r.ConnectionError, Transport.CONNECT),  # refined below by what it wraps
+    (r.RequestException, Transport.OTHER),
+)
+
+
+def transport_kind(exc: BaseException) -> Transport | None:
+    kind = next((k for cls, k in _KINDS if isinstance(exc, cls)), None)
+    if kind is Transport.CONNECT:
+        # requests raises one ConnectionError both for a refused connection (it wraps urllib3's
+        # MaxRetryError of a NewConnectionError) and for one that broke after the request left
+        # (a ProtocolError "Connection aborted"): the wrapped error tells them apart.
+        wrapped = exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else None
+        seen = _any_client(wrapped) if wrapped is not None else None
+        if isinstance(seen, TransportSeen):
+            return seen.kind
+        return Transport.TLS if caused_by_tls(exc) else Transport.OTHER
+    return kind
+
+
+def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None:
+    response = getattr(exc, "response", None)
+    if isinstance(exc, r.HTTPError) and isinstance(response, requests.Response):
+        return read_response(response)  # raised by raise_for_status(): an answer was received
+    kind = transport_kind(exc)
+    if kind is None:
+        return None
+    request: Any = getattr(exc, "request", None)
+    method = getattr(request, "method", None)
+    url = getattr(request, "url", None)
+    return TransportSeen(
+        kind, method if isinstance(method, str) else None, url if isinstance(url, str) else None
+    )
+
+
+def read_response(obj: object) -> ResponseView | None:
+    if not isinstance(obj, requests.Response):
+        return None
+    response: Any = obj
+    if response._content is False and response.raw is None:
+        raise ValueError("the requests.Response holds no body to read: map it before closing it")
+    request = response.request
+    known: tuple[str, ...] = ()
+    if request is not None:
+        from ._sent import values_sent
+
+        known = values_sent(
+            str(request.method or "GET"),
+            str(request.url or ""),
+            request.headers.items(),
+            request.body if isinstance(request.body, bytes | str) else None,
+        )
+    url = response.url or (request.url if request is not None else None) or "/"
+    return ResponseView(
+        int(response.status_code), str(url), tuple(response.headers.items()),
+        response.content or b"", known, host_of(str(url)),
+    )  # fmt: skip

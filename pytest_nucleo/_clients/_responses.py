@@ -1,0 +1,65 @@
+"""Any client's response as a failure: :func:`exception_for_response` and its raising twin."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pytest_nucleo._exceptions import LLMReadableCheckedException
+from pytest_nucleo._status import http_exception
+
+from . import ResponseView, clients, read_response
+
+
+def view_of(response: object, caller: str) -> ResponseView:
+    """What ``response`` answered; TypeError, saying what is accepted, for anything else."""
+    view = read_response(response)
+    if view is None:
+        raise TypeError(
+            f"{caller}() takes a response of one of the clients {', '.join(clients())} (an "
+            f"aiohttp one once its body was read); got a value of type "
+            f"{type(response).__name__}. For another client, "
+            "call http_exception(service, url, status, body, headers) with its parts"
+        )
+    return view
+
+
+def _check_service(service: object, caller: str) -> None:
+    if not isinstance(service, str) or not service.strip():
+        raise TypeError(
+            f"{caller}() needs the service's name as the model should read it (a non-empty "
+            f'str, for example "PubChem") as its first argument; got {service!r}'
+        )
+
+
+def exception_for_response(
+    service: str, response: object, *, known: Iterable[str] = ()
+) -> LLMReadableCheckedException | None:
+    """The failure a response of any supported client means, or None for a 2xx.
+
+    The same mapping as :func:`http_exception` (status table, Retry-After, throttle-body rule,
+    safe excerpts), with what the request carried (credential headers, query values, body
+    values) masked wherever it shows up. ``known`` adds values to mask: a urllib3 response
+    knows its URL but not the headers it was requested with, so pass its credentials there.
+    An aiohttp response must have been read first (``await response.read()``): its body
+    cannot be read without awaiting.
+    """
+    return _exception(service, response, "exception_for_response", known)
+
+
+def _exception(
+    service: str, response: object, caller: str, known: Iterable[str]
+) -> LLMReadableCheckedException | None:
+    _check_service(service, caller)
+    view = view_of(response, caller)
+    if 200 <= view.status <= 299:
+        return None
+    return http_exception(
+        service, view.endpoint, view.status, view.body, view.headers, known=(*view.known, *known)
+    )
+
+
+def raise_for_response(service: str, response: object, *, known: Iterable[str] = ()) -> None:
+    """Raise :func:`exception_for_response` for a response outside 2xx; return None for a 2xx."""
+    failure = _exception(service, response, "raise_for_response", known)
+    if failure is not None:
+        raise failure

@@ -1,0 +1,84 @@
+"""urllib3 (alone, or under requests): its transport failures and responses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import urllib3
+from urllib3 import exceptions as u
+
+from . import ResponseView, TransportSeen
+from ._httpx_api import caused_by_tls
+from ._kinds import Transport, host_of
+
+# Most specific first. A NewConnectionError is a ConnectTimeoutError in urllib3's hierarchy, so
+# it comes before it; a NameResolutionError is a NewConnectionError.
+_KINDS: tuple[tuple[type[BaseException], Transport], ...] = (
+    (u.NewConnectionError, Transport.CONNECT),
+    (u.ConnectTimeoutError, Transport.CONNECT_TIMEOUT),
+    (u.EmptyPoolError, Transport.POOL_TIMEOUT),
+    (u.ClosedPoolError, Transport.POOL_TIMEOUT),
+    (u.LocationValueError, Transport.UNSUPPORTED_PROTOCOL),
+    (u.ProxyError, Transport.PROXY),
+    (u.SSLError, Transport.TLS),
+    (u.ReadTimeoutError, Transport.READ_TIMEOUT),
+    (u.ProtocolError, Transport.PROTOCOL),
+    (u.IncompleteRead, Transport.PROTOCOL),
+    (u.InvalidChunkLength, Transport.PROTOCOL),
+    (u.DecodeError, Transport.DECODING),
+    (u.ResponseError, Transport.TOO_MANY_REDIRECTS),  # "too many redirects / error responses"
+    (u.HTTPError, Transport.OTHER),
+)
+
+
+def transport_kind(exc: BaseException) -> Transport | None:
+    """The kind of ``exc``; a MaxRetryError is the kind of its last reason."""
+    if isinstance(exc, u.MaxRetryError) and exc.reason is not None:
+        return transport_kind(exc.reason) or Transport.OTHER
+    kind = next((k for cls, k in _KINDS if isinstance(exc, cls)), None)
+    if kind is Transport.PROXY and isinstance(exc, u.ProxyError):
+        # A proxy that could not be reached says so through its original error.
+        inner = getattr(exc, "original_error", None)
+        if isinstance(inner, u.SSLError):
+            return Transport.TLS
+    if kind in (Transport.CONNECT, Transport.OTHER, Transport.PROTOCOL) and caused_by_tls(exc):
+        return Transport.TLS
+    return kind
+
+
+def _call_of(exc: BaseException, kind: Transport) -> TransportSeen:
+    """The call, as far as urllib3 knows it: a pool's host and scheme, and a path."""
+    # A NewConnectionError knows its connection (its ``pool`` is a deprecated alias of it);
+    # a RequestError its pool and path.
+    holder: Any = exc.conn if isinstance(exc, u.NewConnectionError) else getattr(exc, "pool", None)
+    path = getattr(exc, "url", None)
+    host = getattr(holder, "host", None)
+    host = host if isinstance(host, str) and host else None
+    if isinstance(path, str) and path:
+        if host is not None and path.startswith("/"):
+            scheme = getattr(holder, "scheme", None) or "http"
+            return TransportSeen(kind, url=f"{scheme}://{host}{path}")
+        return TransportSeen(kind, url=path, host=host)
+    return TransportSeen(kind, host=host)
+
+
+def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None:
+    kind = transport_kind(exc)
+    if kind is None:
+        return None
+    return _call_of(exc, kind)
+
+
+def read_response(obj: object) -> ResponseView | None:
+    if not isinstance(obj, urllib3.BaseHTTPResponse):
+        return None
+    from pytest_nucleo._clients._sent import values_sent
+
+    response: Any = obj
+    url = str(response.url or "/")
+    # The response knows its URL (userinfo and query values are masked) but not the headers
+    # it was requested with: exception_for_response(..., known=...) takes those.
+    return ResponseView(
+        int(response.status), url, tuple(response.headers.items()), response.data or b"",
+        values_sent("GET", url, (), None), host_of(url),
+    )  # fmt: skip

@@ -1,0 +1,79 @@
+"""The seam between the runtime and the LLM providers' SDKs (openai, anthropic).
+
+Each provider has one module here that reads its SDK's errors into a :class:`ProviderAnswer`;
+``_rules`` sorts every answer the same way. A provider's module is found from the top-level
+package of the classes of the exception seen, and imported only then (its SDK is already
+imported, since one of its exceptions exists). Adding a provider is one module and one line in
+:data:`_SUPPORT`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import NamedTuple, Protocol, cast
+
+# Top-level package of an SDK's classes -> our module that reads its errors.
+_SUPPORT = {
+    "openai": "_openai",
+    "anthropic": "_anthropic",
+}
+
+
+class ProviderAnswer(NamedTuple):
+    """What a provider's error says, each text still raw (the rules mask and bound them)."""
+
+    provider: str
+    """The provider's name as the model should read it ("OpenAI")."""
+    status: int | None
+    """The HTTP status received; None when no answer came (connection failed, timeout)."""
+    timed_out: bool = False
+    code: str = ""
+    """The error body's ``error.code`` (OpenAI's "insufficient_quota"), or ""."""
+    type: str = ""
+    """The error body's ``error.type`` (Anthropic's "overloaded_error"), or ""."""
+    message: str = ""
+    """The error body's ``error.message``: the provider's own words, never the request's."""
+    retry_after: float | None = None
+    model: str | None = None
+    """The model the request asked for, when its body names one."""
+    account: str | None = None
+    """The organization the provider says the key belongs to, when it says."""
+    known: tuple[str, ...] = ()
+    """What the request carried (the API key, the conversation): masked wherever it shows."""
+
+
+class ProviderSupport(Protocol):
+    """What one provider's module offers."""
+
+    def provider_answer(self, exc: BaseException) -> ProviderAnswer | None:
+        """What ``exc`` says, or None when it is not one of the SDK's API errors."""
+
+
+_FOUND: dict[type, ProviderSupport | None] = {}
+"""Class -> its support, as found: the walk over the classes runs once per class."""
+
+
+def _support_for_type(kind: type) -> ProviderSupport | None:
+    if kind in _FOUND:
+        return _FOUND[kind]
+    found = None
+    for cls in kind.__mro__:
+        module = _SUPPORT.get(cls.__module__.partition(".")[0])
+        if module is not None:
+            found = cast(ProviderSupport, importlib.import_module(f"{__name__}.{module}"))
+            break
+    if len(_FOUND) >= 1024:  # classes made on the fly: keep the memory bounded
+        _FOUND.clear()
+    _FOUND[kind] = found
+    return found
+
+
+def provider_answer(exc: BaseException) -> ProviderAnswer | None:
+    """What a provider SDK's error says; None for an exception of no known SDK."""
+    support = _support_for_type(type(exc))
+    return None if support is None else support.provider_answer(exc)
+
+
+def providers() -> tuple[str, ...]:
+    """The top-level packages of the provider SDKs the runtime understands."""
+    return tuple(_SUPPORT)

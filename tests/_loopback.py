@@ -1,0 +1,106 @@
+"""Servers on 127.0.0.1 that fail the way real ones do, for the clients' transport tests.
+
+Each mode is one way a call gets no answer: ``refused`` (a port nothing listens on),
+``silent`` (accepts, never answers: a read timeout), ``garbage`` (answers with no HTTP),
+``truncated`` (closes halfway through the body) and ``plaintext`` (plain TCP where the client
+expects TLS). No test waits on a clock: the silent server is read with a tiny client timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+MODES = ("refused", "silent", "garbage", "truncated", "plaintext")
+
+_ANSWERS = {
+    "garbage": b"this is not HTTP at all\r\n\r\n",
+    "truncated": b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nContent-Type: text/plain\r\n\r\npartial",
+    "plaintext": b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n",
+}
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def loopback(mode: str) -> Iterator[str]:
+    """The base URL (``http://127.0.0.1:PORT``, ``https://`` for plaintext) of a server failing
+    in ``mode``; the server stops when the block ends."""
+    if mode == "refused":
+        yield f"http://127.0.0.1:{_closed_port()}"
+        return
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return  # the listener was closed: the test is over
+            held.append(conn)
+            if mode == "silent":
+                continue  # keep it open, say nothing
+            try:
+                conn.recv(65536)
+                conn.sendall(_ANSWERS[mode])
+            except OSError:
+                pass
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    scheme = "https" if mode == "plaintext" else "http"
+    try:
+        yield f"{scheme}://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        with contextlib.suppress(OSError):  # not connected on some systems: nothing to stop
+            listener.shutdown(socket.SHUT_RDWR)
+        listener.close()
+        for conn in held:
+            conn.close()
+        thread.join(timeout=5)
+
+
+@contextmanager
+def answering(answer: bytes) -> Iterator[str]:
+    """The base URL of a server on 127.0.0.1 that answers every request with ``answer`` (raw
+    HTTP bytes) and closes the connection."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    conn.recv(65536)
+                    conn.sendall(answer)
+                    conn.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        with contextlib.suppress(OSError):  # not connected on some systems: nothing to stop
+            listener.shutdown(socket.SHUT_RDWR)
+        listener.close()
+        thread.join(timeout=5)

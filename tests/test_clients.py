@@ -1,0 +1,434 @@
+"""Every HTTP client's failures and responses, as real clients raise and return them.
+
+Transport failures come from the real clients (httpx2 sync and async, requests, urllib3,
+aiohttp) calling the loopback servers of ``_loopback``; responses are the clients' own objects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import aiohttp
+import httpx
+import httpx2
+import pytest
+import requests
+import urllib3
+from syrupy.assertion import SnapshotAssertion
+
+import pytest_nucleo as nucleo
+from pytest_nucleo import (
+    ExternalServiceException,
+    Http404Exception,
+    Http429Exception,
+    Http503Exception,
+    HttpErrorResponse,
+    RateLimiter,
+    ServiceClient,
+)
+from tests._loopback import answering, loopback
+
+TIMEOUT = 0.2  # seconds a client waits for the silent server: the only wait these tests make
+SECRET_QUERY = "?api_key=canary-query-5150"
+
+
+def _httpx2_sync(url: str) -> None:
+    with httpx2.Client(timeout=TIMEOUT) as client:
+        client.get(url + "/orders/7" + SECRET_QUERY)
+
+
+def _httpx2_async(url: str) -> None:
+    async def call() -> None:
+        async with httpx2.AsyncClient(timeout=TIMEOUT) as client:
+            await client.get(url + "/orders/7" + SECRET_QUERY)
+
+    asyncio.run(call())
+
+
+def _requests(url: str) -> None:
+    requests.get(url + "/orders/7" + SECRET_QUERY, timeout=TIMEOUT).raise_for_status()
+
+
+def _urllib3(url: str) -> None:
+    with urllib3.PoolManager() as pool:
+        pool.request("GET", url + "/orders/7" + SECRET_QUERY, retries=False, timeout=TIMEOUT)
+
+
+def _urllib3_retrying(url: str) -> None:
+    # With retries, urllib3 raises a MaxRetryError whose reason is the failure itself.
+    with urllib3.PoolManager() as pool:
+        pool.request("GET", url + "/orders/7", retries=urllib3.Retry(0), timeout=TIMEOUT)
+
+
+def _aiohttp(url: str) -> None:
+    async def call() -> None:
+        timeout = aiohttp.ClientTimeout(sock_read=TIMEOUT, sock_connect=TIMEOUT)
+        async with (
+            aiohttp.ClientSession(timeout=timeout) as session,
+            session.get(url + "/orders/7" + SECRET_QUERY) as response,
+        ):
+            await response.read()
+
+    asyncio.run(call())
+
+
+CLIENTS: dict[str, Callable[[str], None]] = {
+    "httpx2": _httpx2_sync,
+    "httpx2-async": _httpx2_async,
+    "requests": _requests,
+    "urllib3": _urllib3,
+    "urllib3-retrying": _urllib3_retrying,
+    "aiohttp": _aiohttp,
+}
+
+# Loopback mode -> what the model must read, and whether the request may have been acted on.
+WHAT = {
+    "refused": ("the connection was refused or could not be made", False),
+    "silent": ("it did not answer in time (the read timed out)", True),
+    "garbage": ("the connection broke before a complete answer", True),
+    "truncated": ("the connection broke before a complete answer", True),
+    "plaintext": ("the secure (TLS) connection could not be set up", False),
+}
+NOTHING_SENT = "Nothing was sent, so the service did not act on the request."
+MAYBE_SENT = "The request was sent, so the service may have acted on it."
+
+
+# Exceptions that carry neither the request nor the host: a read in progress failed.
+KNOWS_NO_CALL = {
+    ("aiohttp", "silent"),
+    ("aiohttp", "truncated"),
+    ("requests", "truncated"),
+    ("urllib3", "garbage"),
+    ("urllib3", "plaintext"),
+    ("urllib3", "truncated"),
+}
+
+
+def raised_by(client: str, mode: str) -> Exception:
+    with loopback(mode) as url:
+        try:
+            CLIENTS[client](url)
+        except Exception as exc:
+            return exc
+    raise AssertionError(f"{client} raised nothing against a {mode} server")
+
+
+@pytest.mark.parametrize("mode", sorted(WHAT))
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+def test_every_clients_transport_failure_is_an_external_failure_that_says_what_happened(
+    client: str, mode: str
+) -> None:
+    error = raised_by(client, mode)
+    exc = nucleo.unwrap(error, component="orders")
+    assert type(exc) is ExternalServiceException
+    assert not isinstance(exc, HttpErrorResponse)
+    assert exc.__cause__ is error
+    what, maybe_sent = WHAT[mode]
+    text = exc.explain_to_llm()
+    assert f"{what}." in text
+    assert (MAYBE_SENT if maybe_sent else NOTHING_SENT) in text
+    # The host names the service: no other name is known from the exception alone; an
+    # exception that does not know the call falls back to the component.
+    expected = "orders" if (client, mode) in KNOWS_NO_CALL else "127.0.0.1"
+    assert exc.service_name == expected
+    for shown in (text, str(exc), repr(exc)):
+        assert "canary" not in shown
+
+
+@pytest.mark.parametrize("mode", ["refused", "silent", "garbage", "plaintext"])
+def test_transport_texts_snapshot(mode: str, llm_snapshot: SnapshotAssertion) -> None:
+    texts = {client: nucleo.unwrap(raised_by(client, mode)).explain_to_llm() for client in CLIENTS}
+    # The port is random: keep the texts comparable.
+    assert "\n---\n".join(f"{name}: {text}" for name, text in sorted(texts.items())) == llm_snapshot
+
+
+def test_an_exception_without_the_call_names_the_component() -> None:
+    exc = nucleo.unwrap(httpx2.ReadTimeout("timed out"), component="search_orders")
+    assert type(exc) is ExternalServiceException
+    assert exc.service_name == "search_orders"
+    assert exc.llm_message.startswith(
+        "The external service called by search_orders gave no answer: it did not answer in time"
+    )
+
+
+def test_the_host_carries_no_userinfo_port_or_query() -> None:
+    request = httpx2.Request("GET", "https://bob:canary-pw@api.shop.example:8443/v1/x?key=canary")
+    exc = nucleo.unwrap(httpx2.ConnectError("refused", request=request))
+    assert exc.service_name == "api.shop.example"
+    assert "GET /v1/x" in exc.llm_message
+    assert "canary" not in f"{exc} {exc!r} {exc.explain_to_llm()}"
+
+
+def test_wrap_with_context_and_service_call_readdress_a_bare_client_failure() -> None:
+    error = raised_by("requests", "refused")
+    wrapped = nucleo.wrap_with_context(error, "Shop API", "order_id", 7, "order fetch")
+    assert type(wrapped) is ExternalServiceException
+    assert wrapped.service_name == "Shop API"
+    assert "order fetch" in wrapped.llm_message
+    assert "the connection was refused or could not be made" in wrapped.llm_message
+    with (
+        pytest.raises(ExternalServiceException) as caught,
+        nucleo.service_call("Shop API", "order_id", 7, "order fetch"),
+    ):
+        raise error
+    assert "the connection was refused" in caught.value.llm_message
+
+
+def test_llm_errors_turns_a_bare_client_failure_into_its_external_failure() -> None:
+    error = raised_by("aiohttp", "truncated")
+
+    @nucleo.llm_errors
+    def fetch() -> None:
+        raise error
+
+    with pytest.raises(ExternalServiceException) as caught:
+        fetch()
+    assert "the connection broke before a complete answer" in caught.value.llm_message
+
+
+def test_the_runner_reports_a_client_failure_and_tells_the_limiter() -> None:
+    error = raised_by("urllib3", "refused")
+    limiter = RateLimiter("shop", max_requests=10, window_seconds=1.0, clock=nucleo.FakeClock())
+
+    @nucleo.tool(limiters=[limiter])
+    def fetch() -> None:
+        raise error
+
+    result = nucleo.run_tool(fetch)
+    assert result.is_error
+    assert type(result.exception) is ExternalServiceException
+    assert "the connection was refused or could not be made" in result.text
+    assert limiter.stats().failures == 1
+
+
+def test_arun_tool_reports_a_client_failure() -> None:
+    error = raised_by("httpx2-async", "silent")
+
+    async def fetch() -> None:
+        raise error
+
+    result = asyncio.run(nucleo.arun_tool(fetch))
+    assert type(result.exception) is ExternalServiceException
+    assert "the read timed out" in result.text
+
+
+def test_a_status_error_raised_by_a_client_maps_by_its_response() -> None:
+    # requests' raise_for_status() and httpx2's both carry the received response.
+    with answering(b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nno order.") as url:
+        with pytest.raises(requests.HTTPError) as plain:
+            requests.get(url + "/orders/7", timeout=5).raise_for_status()
+        with httpx2.Client() as client, pytest.raises(httpx2.HTTPStatusError) as forked:
+            client.get(url + "/orders/7").raise_for_status()
+    for error in (plain.value, forked.value):
+        exc = nucleo.unwrap(error)
+        assert type(exc) is Http404Exception
+        assert exc.service == "127.0.0.1"
+        assert exc.endpoint == "/orders/7"
+        assert exc.response_body == "no order."
+
+
+# --- responses --------------------------------------------------------------------------------
+
+THROTTLED_BODY = b'{"error": "slow down", "echo": "canary-token-7 canary-q-8"}'
+THROTTLED = (
+    b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 30\r\nContent-Type: application/json\r\n"
+    b"Content-Length: %d\r\n\r\n%s" % (len(THROTTLED_BODY), THROTTLED_BODY)
+)
+AUTH = {"Authorization": "Bearer canary-token-7"}
+QUERY = "?api_key=canary-q-8"
+
+
+def _responses_of_every_client(url: str) -> Iterator[tuple[str, object]]:
+    with httpx.Client() as plain:
+        yield "httpx", plain.get(url + "/v1/items" + QUERY, headers=AUTH)
+    with httpx2.Client() as forked:
+        yield "httpx2", forked.get(url + "/v1/items" + QUERY, headers=AUTH)
+    yield "requests", requests.get(url + "/v1/items" + QUERY, headers=AUTH, timeout=5)
+
+    async def aiohttp_response() -> aiohttp.ClientResponse:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(url + "/v1/items" + QUERY, headers=AUTH) as response,
+        ):
+            await response.read()
+            return response
+
+    yield "aiohttp", asyncio.run(aiohttp_response())
+
+
+def test_raise_for_response_maps_every_clients_response_the_same_way(
+    llm_snapshot: SnapshotAssertion,
+) -> None:
+    with answering(THROTTLED) as url:
+        responses = dict(_responses_of_every_client(url))
+    texts = set()
+    for name, response in responses.items():
+        with pytest.raises(Http429Exception) as caught:
+            nucleo.raise_for_response("Shop API", response)
+        exc = caught.value
+        assert exc.retry_after == 30.0, name
+        assert exc.endpoint == "/v1/items", name
+        shown = f"{exc} {exc!r} {exc.explain_to_llm()}"
+        assert "canary" not in shown, name  # the echoed credential and query value are masked
+        texts.add(exc.explain_to_llm())
+        again = nucleo.exception_for_response("Shop API", response)
+        assert type(again) is Http429Exception
+        assert again.explain_to_llm() == exc.explain_to_llm()
+    assert len(texts) == 1  # one mapping, whatever the client
+    assert texts.pop() == llm_snapshot
+
+
+def test_a_success_is_no_failure_for_every_client() -> None:
+    with answering(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}") as url:
+        responses = dict(_responses_of_every_client(url))
+    for response in responses.values():
+        assert nucleo.exception_for_response("Shop API", response) is None
+        assert nucleo.raise_for_response("Shop API", response) is None
+
+
+def test_a_urllib3_response_maps_too() -> None:
+    response = urllib3.HTTPResponse(
+        body=b"down for maintenance", status=503, headers={"Retry-After": "120"},
+        request_url="http://shop.example/v1/items",
+    )  # fmt: skip
+    exc = nucleo.exception_for_response("Shop API", response)
+    assert type(exc) is Http503Exception
+    assert exc.retry_after == 120.0
+    assert exc.endpoint == "/v1/items"
+
+
+def test_an_unread_aiohttp_response_asks_to_read_it_first() -> None:
+    async def unread() -> None:
+        with answering(b"HTTP/1.1 500 Oops\r\nContent-Length: 4\r\n\r\noops") as url:
+            async with aiohttp.ClientSession() as session, session.get(url) as response:
+                nucleo.raise_for_response("Shop API", response)
+
+    with pytest.raises(ValueError, match=r"await response\.read\(\)"):
+        asyncio.run(unread())
+
+
+@pytest.mark.parametrize("bad", [object(), b"HTTP/1.1 404", {"status": 404}])
+def test_something_that_is_no_response_is_a_clear_type_error(bad: object) -> None:
+    with pytest.raises(
+        TypeError,
+        match=r"raise_for_response\(\) takes a response of one of the clients httpx, httpx2, "
+        r"requests, urllib3, aiohttp .*got a value of type",
+    ):
+        nucleo.raise_for_response("Shop API", bad)
+
+
+def test_the_service_name_must_be_given() -> None:
+    response = httpx2.Response(404)
+    with pytest.raises(TypeError, match="needs the service's name"):
+        nucleo.exception_for_response(response, "Shop API")  # type: ignore[arg-type]
+
+
+# --- ServiceClient on httpx2 ------------------------------------------------------------------
+
+
+class Shop(ServiceClient):
+    service_name = "Shop API"
+    base_url = "https://shop.example/api/v2"
+
+
+def _answers(status: int, body: bytes, headers: dict[str, str] | None = None) -> httpx2.Client:
+    def handle(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(status, content=body, headers=headers)
+
+    return httpx2.Client(transport=httpx2.MockTransport(handle))
+
+
+@pytest.mark.parametrize(("status", "kind"), sorted(nucleo.HTTP_STATUS_TABLE.items()))
+def test_service_client_on_httpx2_maps_every_status_row(status: int, kind: type[Any]) -> None:
+    with pytest.raises(kind) as caught:
+        Shop(_answers(status, b"nope")).get_json("/orders/7")
+    assert caught.value.endpoint == "/api/v2/orders/7"
+
+
+def test_service_client_on_httpx2_decodes_json_and_says_when_it_is_not() -> None:
+    assert Shop(_answers(200, b'{"id": 7}')).get_json("/orders/7") == {"id": 7}
+    with pytest.raises(ExternalServiceException) as caught:
+        Shop(_answers(200, b"<html>hi</html>")).get_json("/orders/7")
+    assert "not the JSON expected" in caught.value.llm_message
+
+
+def test_service_client_on_httpx2_reports_a_transport_failure_like_httpx() -> None:
+    class Local(ServiceClient):
+        service_name = "Shop API"
+        base_url = "http://127.0.0.1"
+
+    with loopback("refused") as url, pytest.raises(ExternalServiceException) as caught:
+        Local(httpx2.Client(timeout=TIMEOUT)).get_json(url + "/orders/7")
+    assert isinstance(caught.value.__cause__, httpx2.ConnectError)
+    assert caught.value.llm_message.startswith(
+        "The external service Shop API gave no answer to GET /orders/7: the connection was refused"
+    )
+
+
+def test_async_service_client_on_httpx2() -> None:
+    class AsyncShop(nucleo.AsyncServiceClient):
+        service_name = "Shop API"
+        base_url = "https://shop.example"
+
+    def handle(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(404, content=b"no such order")
+
+    async def call() -> None:
+        async with httpx2.AsyncClient(transport=httpx2.MockTransport(handle)) as client:
+            await AsyncShop(client).get_json("/orders/7")
+
+    with pytest.raises(Http404Exception):
+        asyncio.run(call())
+
+
+@pytest.mark.parametrize(
+    "make", [requests.Session, httpx2.AsyncClient, httpx.AsyncClient, lambda: "https://x"]
+)
+def test_service_client_refuses_a_client_it_cannot_drive(make: Callable[[], Any]) -> None:
+    client = make()
+    with pytest.raises(TypeError, match=r"ServiceClient\(client=...\) takes an httpx.Client"):
+        Shop(client)
+    if hasattr(client, "close") and not isinstance(client, httpx.AsyncClient | httpx2.AsyncClient):
+        client.close()
+
+
+class AsyncShopHere(nucleo.AsyncServiceClient):
+    service_name = "Shop API"
+    base_url = "https://shop.example"
+
+
+def test_async_service_client_refuses_a_sync_client() -> None:
+    expected = r"AsyncServiceClient\(client=...\) takes an httpx.AsyncClient or an httpx2"
+    with httpx2.Client() as client, pytest.raises(TypeError, match=expected):
+        AsyncShopHere(client)  # type: ignore[arg-type]
+
+
+# --- what the core imports --------------------------------------------------------------------
+
+
+def test_unwrap_on_a_plain_exception_imports_no_client_or_sdk() -> None:
+    code = (
+        "import sys, pytest_nucleo as n\n"
+        "n.unwrap(ValueError('x'))\n"
+        "n.wrap_with_context(KeyError('k'), 'svc', 'p', 1, 'step')\n"
+        "n.run_tool(lambda: 1)\n"
+        "heavy = {'httpx2', 'requests', 'urllib3', 'aiohttp', 'openai', 'anthropic'}\n"
+        "print(sorted(heavy & set(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_header_sent_twice_counts_by_its_first_value_for_httpx2_too() -> None:
+    response = httpx2.Response(
+        429,
+        headers=[("Retry-After", "5"), ("Retry-After", "60")],
+        request=httpx2.Request("GET", "https://x.example/a"),
+    )
+    exc = nucleo.exception_for_response("Shop API", response)
+    assert isinstance(exc, Http429Exception)
+    assert exc.retry_after == 5.0
