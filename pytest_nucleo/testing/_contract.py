@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
 import pytest
@@ -10,6 +10,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from ._failure import LLMText
 from ._fake import Outcome, respond
+from ._recorded import PREFIX, UnreadableRecording, check_patterns, recorded_matrix
 from ._report import record
 from ._scenarios import KINDS, Kind, Observation, Scenario, contract_matrix
 
@@ -57,6 +58,7 @@ class ToolContract:
     empty_response: ClassVar[Outcome | None] = None
     secrets: ClassVar[tuple[str, ...]] = ()
     not_applicable: ClassVar[Mapping[str, str]] = {}
+    recorded: ClassVar[Sequence[str]] = ()
 
     _matrix: ClassVar[list[Scenario]]
 
@@ -104,9 +106,11 @@ class ToolContract:
             empty_response=cls.empty_response,
             secrets=tuple(cls.secrets),
         )
+        cls.recorded = check_patterns(name, cls.recorded)
         names = {scenario.name for scenario in cls._matrix}
         for scenario, reason in cls.not_applicable.items():
-            if scenario not in names:
+            # Recorded scenarios exist once their recordings are read, at collection.
+            if scenario not in names and not scenario.startswith(PREFIX):
                 raise TypeError(
                     f"{name}.not_applicable names {scenario!r}, which is not a scenario of a "
                     f"{cls.kind} tool; the scenarios are: {', '.join(sorted(names))}"
@@ -123,7 +127,17 @@ class ToolContract:
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "nucleo_scenario" in metafunc.fixturenames:
-            matrix = type(self)._matrix
+            cls = type(self)
+            matrix = cls._matrix
+            if cls.recorded:
+                matrix = matrix + recorded_matrix(
+                    patterns=cls.recorded,
+                    rootdir=metafunc.config.rootpath,
+                    kind=cls.kind,
+                    endpoint=cls.endpoint,
+                    valid_call=cls.valid_call,
+                    not_applicable=cls.not_applicable,
+                )
             metafunc.parametrize("nucleo_scenario", matrix, ids=[s.name for s in matrix])
 
     def test_contract(
@@ -134,6 +148,8 @@ class ToolContract:
     ) -> None:
         __tracebackhide__ = True
         cls = type(self)
+        if isinstance(nucleo_scenario, UnreadableRecording):
+            pytest.fail(nucleo_scenario.problem, pytrace=False)
         tool_name = f"{cls.__name__}.{getattr(cls.tool, '__name__', 'tool')}"
         reason = cls.not_applicable.get(nucleo_scenario.name)
         if reason is not None:
