@@ -64,9 +64,9 @@ def _never(request: httpx.Request) -> httpx.Response:
 def would_call(endpoint: str, valid_call: Mapping[str, Any], exchange: RecordedExchange) -> bool:
     """Whether the recorded request is one the contract's valid call would make.
 
-    Method, scheme, host and port are equal; the paths have as many segments, each equal or a
-    parameter (a segment of the endpoint that is a value of ``valid_call``, a number, or a hex
-    or UUID id); and, when the endpoint has a query, the two queries have the same parameter
+    Method, scheme, host and port are equal; the paths have as many segments, each equal, or equal
+    but for the values of ``valid_call`` it holds (``2026-11.json`` from ``month="2026-11"``
+    matches ``2026-12.json``), or a number or hex or UUID id in the endpoint; and, when the endpoint has a query, the two queries have the same parameter
     names, in any order and whatever their values, leaving out credential parameters (names
     holding key, token, secret, sig, passw, auth or session, or starting with X-Amz-) and
     cache busters (``_``, ``cb``, ``nonce``, ``ts``, ``timestamp``).
@@ -88,11 +88,25 @@ def would_call(endpoint: str, valid_call: Mapping[str, Any], exchange: RecordedE
     if len(ours) != len(theirs):
         return False
     for mine, recorded in zip(ours, theirs, strict=True):
-        if mine != recorded and mine not in parameters and not _ID_SEGMENT.fullmatch(mine):
+        if mine != recorded and not _segment_pattern(mine, parameters).fullmatch(recorded):
             return False
     if not wanted.query:
         return True  # as a fake route without a query matches any query
     return _query_names(wanted) == _query_names(seen)
+
+
+def _segment_pattern(segment: str, parameters: set[str]) -> re.Pattern[str]:
+    """What a recorded segment may be: ``segment`` with each parameter value in it (a whole
+    id segment too) open to any value, so ``2026-11.json`` from ``month="2026-11"`` matches
+    ``2026-12.json``."""
+    if _ID_SEGMENT.fullmatch(segment):
+        return re.compile(r".+")
+    values = sorted((p for p in parameters if p and p in segment), key=len, reverse=True)
+    if not values:
+        return re.compile(re.escape(segment))
+    splitter = "|".join(re.escape(value) for value in values)
+    parts = re.split(f"(?:{splitter})", segment)
+    return re.compile(".+?".join(re.escape(part) for part in parts))
 
 
 def _segments(path: str) -> list[str]:

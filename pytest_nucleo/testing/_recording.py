@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,12 @@ VOLATILE_HEADERS = frozenset(
         "x-request-id",
     }
 )
+
+# Request headers that carry credentials in several pieces, and what a long piece is: short
+# pieces ("host", a date) are names and would mask ordinary words of a body.
+_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+_PIECES = re.compile(r"[\s,;/]+")
+_LONG_PIECE = 16
 
 # What marks a JSON body of a 2xx as an error report rather than a result.
 _ERROR_KEYS = ("error", "errors")
@@ -126,6 +133,13 @@ class RecordedExchange:
         else:
             values = []
         values.extend(sent_values(request))
+        for name, value in self.request_headers:
+            if name.lower() in _CREDENTIAL_HEADERS:
+                # "AWS4-HMAC-SHA256 Credential=AKIA.../s3, Signature=abc...": a server echoes
+                # the pieces (S3 returns SignatureProvided), so mask each long one too.
+                credential = value.split(None, 1)[-1]  # the scheme is no secret
+                pieces = (piece.rpartition("=")[2] for piece in _PIECES.split(credential))
+                values.extend(piece for piece in pieces if len(piece) >= _LONG_PIECE)
         for name, value in self.headers:
             if name.lower() == "set-cookie":
                 cookie = value.split(";", 1)[0]
