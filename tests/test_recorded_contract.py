@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("yaml")
-
-from recorded_tools import (  # noqa: E402
+from recorded_tools import (
     AWS_TOKEN,
     GEOCODE_KEY,
     GITHUB_TOKEN,
@@ -20,7 +16,7 @@ from recorded_tools import (  # noqa: E402
     lookup,
 )
 
-from pytest_nucleo.testing import ToolContract, respond  # noqa: E402
+from pytest_nucleo.testing import ToolContract, respond
 
 RECORDINGS = "tests/recordings"
 SNAPSHOTS = Path(__file__).parent / "__snapshots__" / "test_recorded_contract.txt"
