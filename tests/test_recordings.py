@@ -410,3 +410,20 @@ def test_recorded_scenarios_refuse_bad_input(tmp_path: Path) -> None:
 
         with pytest.raises(InvalidArgument, match=says):
             draw()
+
+
+def test_neither_the_runtime_nor_the_plugin_imports_yaml_or_vcrpy() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pytest_nucleo\n"
+        "[getattr(pytest_nucleo, name) for name in pytest_nucleo.__all__]\n"
+        "import pytest_nucleo.plugin\n"
+        "from pytest_nucleo.testing import ToolContract\n"
+        "print(' '.join(sorted({'yaml', 'vcr'} & set(sys.modules))))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == ""
