@@ -427,3 +427,16 @@ def test_neither_the_runtime_nor_the_plugin_imports_yaml_or_vcrpy() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == ""
+
+
+def test_the_command_output_shown_in_the_readme_is_true(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import re
+
+    readme = (RECORDINGS.parent.parent / "README.md").read_text(encoding="utf-8")
+    shown = re.search(r"```text\n(cassettes/github_issues\.json:2 .*?)```", readme, re.S)
+    assert shown is not None
+    monkeypatch.chdir(RECORDINGS.parent.parent / "examples" / "recorded")
+    assert main(["scenarios", "cassettes/github_issues.json"]) == 0
+    assert capsys.readouterr().out == shown.group(1)
