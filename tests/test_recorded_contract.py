@@ -176,8 +176,10 @@ def test_a_bad_recording_fails_alone_with_the_file_and_entry(pytester: pytest.Py
         [
             "*test_contract?recorded-entry-1? FAILED*",
             "*test_contract?recorded-truncated-unreadable? FAILED*",
-            "*broken/entry.yaml, entry 1: its response has no valid status code (got 'oops')*",
-            "*broken/truncated.har: is not valid JSON (the file looks truncated)*",
+            # Shown as pytest shows test files: relative to the rootdir.
+            "recordings/broken/entry.yaml, entry 1: its response has no valid status code "
+            "(got 'oops')*",
+            "recordings/broken/truncated.har: is not valid JSON (the file looks truncated)*",
         ]
     )
 

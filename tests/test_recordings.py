@@ -440,3 +440,28 @@ def test_the_command_output_shown_in_the_readme_is_true(
     monkeypatch.chdir(RECORDINGS.parent.parent / "examples" / "recorded")
     assert main(["scenarios", "cassettes/github_issues.json"]) == 0
     assert capsys.readouterr().out == shown.group(1)
+
+
+def test_the_tags_and_shapes_vcrpy_writes_are_read(tmp_path: Path) -> None:
+    import gzip
+
+    packed = base64.b64encode(gzip.compress(b'{"error": "overloaded"}')).decode()
+    cassette = tmp_path / "tags.yaml"
+    cassette.write_text(
+        V1 + "- request: {method: get, uri: !!python/str 'https://api.example/a', body: null,\n"
+        "    headers: {Accept: !!python/tuple [application/json]}}\n"
+        "  response:\n"
+        "    status: {code: 503, message: Service Unavailable}\n"
+        "    headers: {Content-Encoding: [gzip], Content-Type: [application/json]}\n"
+        f"    body: {{string: !!binary '{packed}'}}\n"
+        # The shape vcrpy's httpx support wrote before it used the common one.
+        "- request: {method: GET, uri: 'https://api.example/b', body: null, headers: {}}\n"
+        "  response: {status_code: 429, headers: {Retry-After: ['7']}, content: 'slow down'}\n"
+    )
+    first, second = read_recording(cassette)
+    assert isinstance(first, RecordedExchange)
+    assert (first.method, first.status, first.body) == ("GET", 503, b'{"error": "overloaded"}')
+    assert first.request_headers == (("Accept", "application/json"),)
+    assert first.header("content-encoding") is None  # the body is stored decompressed
+    assert isinstance(second, RecordedExchange)
+    assert (second.status, second.header("retry-after"), second.body) == (429, "7", b"slow down")

@@ -46,7 +46,9 @@ class ToolContract:
     the ``valid_response`` the upstream gives them. Each scenario of the matrix becomes its own
     test, ``test_contract[status-404]`` and so on, checking class, correctability, hygiene and a
     snapshot of the text. Declare a scenario that cannot apply in ``not_applicable``, with a
-    reason; the report shows it.
+    reason; the report shows it. List VCR.py cassettes or HAR files in ``recorded`` (globs
+    relative to pytest's rootdir) and each recorded failure of the endpoint becomes one more
+    test, ``test_contract[recorded-<file>-<entry>]``, replaying the real answer.
     """
 
     tool: ClassVar[Callable[..., Any]]

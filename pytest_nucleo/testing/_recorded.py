@@ -11,7 +11,7 @@ from __future__ import annotations
 import glob
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -165,23 +165,27 @@ def recorded_matrix(
             )
         files += [path for path in found if path not in files]
     names = _names(files)
-    failures = 0
+    failures = matched = unreadable = 0
     for path in files:
         stem = names[path]
         try:
-            entries = read_recording(path)
+            entries = _shown_relative(read_recording(path), path, rootdir)
         except RecordingError as error:
+            error = RecordingError(_relative(path, rootdir), error.entry, error.problem)
             matrix.append(_unreadable(f"{PREFIX}{stem}-unreadable", kind, str(error)))
+            unreadable += 1
             continue
         for entry in entries:
             if isinstance(entry, RecordingError):
                 matrix.append(_unreadable(f"{PREFIX}{stem}-{entry.entry}", kind, str(entry)))
+                unreadable += 1
             elif entry.failure() is not None:
                 failures += 1
                 if would_call(endpoint, valid_call, entry):
                     name = f"{PREFIX}{stem}-{entry.entry}"
                     matrix.append(recorded_scenario(entry, kind, name))
-    if files and not matrix:
+                    matched += 1
+    if files and not matched and not unreadable:
         matrix.append(
             _unreadable(
                 f"{PREFIX}none-matched",
@@ -189,7 +193,7 @@ def recorded_matrix(
                 f"the recordings hold {failures} failure(s), and none is a call to {endpoint} "
                 "(method, scheme, host, path with its parameters, query names): run "
                 "`python -m pytest_nucleo scenarios "
-                f"{' '.join(str(p.relative_to(rootdir)) for p in files[:3])}` to list them",
+                f"{' '.join(_relative(p, rootdir) for p in files[:3])}` to list them",
             )
         )
     known = {scenario.name for scenario in matrix}
@@ -206,6 +210,26 @@ def recorded_matrix(
             )
         )
     return matrix
+
+
+def _relative(path: Path, rootdir: Path) -> str:
+    """The path as pytest shows test files: relative to the rootdir when under it."""
+    try:
+        return str(path.relative_to(rootdir))
+    except ValueError:
+        return str(path)
+
+
+def _shown_relative(
+    entries: list[RecordedExchange | RecordingError], path: Path, rootdir: Path
+) -> list[RecordedExchange | RecordingError]:
+    shown = _relative(path, rootdir)
+    return [
+        RecordingError(shown, entry.entry, entry.problem)
+        if isinstance(entry, RecordingError)
+        else replace(entry, source=shown)
+        for entry in entries
+    ]
 
 
 def _names(files: list[Path]) -> dict[Path, str]:
