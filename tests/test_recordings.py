@@ -421,6 +421,10 @@ def test_neither_the_runtime_nor_the_plugin_imports_yaml_or_vcrpy() -> None:
         "[getattr(pytest_nucleo, name) for name in pytest_nucleo.__all__]\n"
         "import pytest_nucleo.plugin\n"
         "from pytest_nucleo.testing import ToolContract\n"
+        # JSON cassettes and HAR files need no extra: a plain install reads them.
+        "from pytest_nucleo.testing._recording import recorded_failures\n"
+        f"recorded_failures([{str(RECORDINGS / 's3_slowdown.json')!r}, "
+        f"{str(RECORDINGS / 'proxy_502.har')!r}])\n"
         "print(' '.join(sorted({'yaml', 'vcr'} & set(sys.modules))))\n"
     )
     result = subprocess.run(

@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -123,6 +124,11 @@ class RecordedExchange:
     def secrets(self) -> tuple[str, ...]:
         """Every recorded value that must never be shown: what the request carried (credential
         headers, cookies, query values, userinfo, body values) and the cookies the server set."""
+        return self._secrets
+
+    @cached_property
+    def _secrets(self) -> tuple[str, ...]:
+        # Asked for by the replay's body, headers, description and hygiene check alike.
         try:
             request = httpx.Request(
                 self.method, self.url, headers=list(self.request_headers), content=self.request_body
