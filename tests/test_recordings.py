@@ -469,3 +469,27 @@ def test_the_tags_and_shapes_vcrpy_writes_are_read(tmp_path: Path) -> None:
     assert first.header("content-encoding") is None  # the body is stored decompressed
     assert isinstance(second, RecordedExchange)
     assert (second.status, second.header("retry-after"), second.body) == (429, "7", b"slow down")
+
+
+def test_a_binary_body_the_format_holds_is_replayed_as_bytes(
+    tmp_path: Path, llm_snapshot: Any
+) -> None:
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256))
+    cassette = tmp_path / "binary.yaml"
+    cassette.write_text(
+        V1 + "- request: {method: GET, uri: 'https://widgets-bucket.s3.amazonaws.com/r/1.json'}\n"
+        "  response:\n"
+        "    status: {code: 500, message: Internal Server Error}\n"
+        "    headers: {Content-Type: [image/png]}\n"
+        f"    body: {{string: !!binary '{base64.b64encode(png).decode()}'}}\n"
+    )
+    [exchange] = read_recording(cassette)
+    assert isinstance(exchange, RecordedExchange)
+    assert exchange.body == png
+    seen = recorded_scenario(exchange, "fetch", "recorded-binary-1").verify(
+        get_report,
+        {"month": "2026-11"},
+        endpoint="GET https://widgets-bucket.s3.amazonaws.com/reports/2026-11.json",
+    )
+    assert seen.cls == "Http500Exception"
+    assert LLMText(seen.text or "") == llm_snapshot
