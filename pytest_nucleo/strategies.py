@@ -16,11 +16,14 @@ the enumerated matrix of ``ToolContract`` and use these for invariants.
 
 from __future__ import annotations
 
+import glob
 import json
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from os import PathLike
+from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
@@ -56,6 +59,7 @@ __all__ = [
     "error_bodies",
     "fetch_scenarios",
     "http_statuses",
+    "recorded_scenarios",
     "retry_after_values",
     "scenarios",
     "search_scenarios",
@@ -428,5 +432,67 @@ def scenarios(*, kinds: Collection[str] = KINDS, **options: Any) -> st.SearchStr
         if "search" in chosen:
             parts.append(search_scenarios(**options))
         return st.one_of(parts)
+
+    return _lazily(build)
+
+
+# -- recorded failures -----------------------------------------------------------------------
+
+
+def recorded_scenarios(
+    paths: Iterable[str | PathLike[str]], *, kinds: Collection[str] = KINDS
+) -> st.SearchStrategy[Scenario]:
+    """The failures recordings hold (VCR.py cassettes, HAR files), each replayed as recorded.
+
+    ``paths`` are files or glob patterns, relative to the current directory. Each recorded
+    failure gives one scenario per kind in ``kinds``, named ``recorded-<file stem>-<entry>``,
+    that replays the real status, headers and body (recorded secrets masked) at whatever
+    endpoint ``verify`` is given. A recording that cannot be read, or holds no failure, is an
+    ``InvalidArgument`` naming the file and the entry, raised when the test runs.
+    """
+
+    def build() -> st.SearchStrategy[Scenario]:
+        from pytest_nucleo.testing._recording import (
+            RecordingError,
+            recorded_failures,
+            recorded_scenario,
+        )
+
+        chosen = [kinds] if isinstance(kinds, str) else list(kinds)
+        if not chosen or set(chosen) - set(KINDS):
+            raise InvalidArgument(
+                f"kinds={kinds!r} must be a non-empty collection of search, fetch"
+            )
+        if isinstance(paths, str | PathLike) or not isinstance(paths, Iterable):
+            raise InvalidArgument(
+                f"paths={paths!r} must be a list of recordings or glob patterns, such as "
+                '["tests/cassettes/*.yaml"]'
+            )
+        files: list[str] = []
+        for pattern in map(str, paths):
+            found = sorted(glob.glob(pattern, recursive=True))
+            if not found:
+                raise InvalidArgument(f"recorded_scenarios(): {pattern!r} matches no file")
+            files += found
+        try:
+            failures = recorded_failures(files)
+        except RecordingError as error:
+            raise InvalidArgument(str(error)) from error
+        broken = [entry for entry in failures if isinstance(entry, RecordingError)]
+        if broken:
+            raise InvalidArgument(str(broken[0])) from broken[0]
+        if not failures:
+            raise InvalidArgument(f"recorded_scenarios(): {', '.join(files)} hold no failure")
+        return st.sampled_from(
+            [
+                recorded_scenario(
+                    exchange, kind, f"recorded-{Path(exchange.source).stem}-{exchange.entry}"
+                )
+                for exchange in failures
+                if not isinstance(exchange, RecordingError)
+                for kind in chosen
+                if kind in KINDS
+            ]
+        )
 
     return _lazily(build)

@@ -105,8 +105,9 @@ def test_the_first_command_prints_the_failure_matrix_of_both_examples() -> None:
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:]
     matrix = result.stdout.split("nucleo failure matrix", 1)[1]
-    for tool in ("get_order", "search_compounds", "fetch_compound"):
+    for tool in ("get_order", "search_compounds", "fetch_compound", "get_issue"):
         assert re.search(rf"^\S*{tool}\s", matrix, re.M), tool
+    assert re.search(r"^\S*get_issue\s+recorded-github_issues-2\s.*\sok\s*$", matrix, re.M)
     assert re.search(r"^\d+ tool\(s\), \d+ scenario\(s\): \d+ ok, 0 broken", matrix, re.M)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
 import pytest
@@ -10,6 +10,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from ._failure import LLMText
 from ._fake import Outcome, respond
+from ._recorded import PREFIX, UnreadableRecording, check_patterns, recorded_matrix
 from ._report import record
 from ._scenarios import KINDS, Kind, Observation, Scenario, contract_matrix
 
@@ -45,7 +46,9 @@ class ToolContract:
     the ``valid_response`` the upstream gives them. Each scenario of the matrix becomes its own
     test, ``test_contract[status-404]`` and so on, checking class, correctability, hygiene and a
     snapshot of the text. Declare a scenario that cannot apply in ``not_applicable``, with a
-    reason; the report shows it.
+    reason; the report shows it. List VCR.py cassettes or HAR files in ``recorded`` (globs
+    relative to pytest's rootdir) and each recorded failure of the endpoint becomes one more
+    test, ``test_contract[recorded-<file>-<entry>]``, replaying the real answer.
     """
 
     tool: ClassVar[Callable[..., Any]]
@@ -57,6 +60,7 @@ class ToolContract:
     empty_response: ClassVar[Outcome | None] = None
     secrets: ClassVar[tuple[str, ...]] = ()
     not_applicable: ClassVar[Mapping[str, str]] = {}
+    recorded: ClassVar[Sequence[str]] = ()
 
     _matrix: ClassVar[list[Scenario]]
 
@@ -104,9 +108,11 @@ class ToolContract:
             empty_response=cls.empty_response,
             secrets=tuple(cls.secrets),
         )
+        cls.recorded = check_patterns(name, cls.recorded)
         names = {scenario.name for scenario in cls._matrix}
         for scenario, reason in cls.not_applicable.items():
-            if scenario not in names:
+            # Recorded scenarios exist once their recordings are read, at collection.
+            if scenario not in names and not scenario.startswith(PREFIX):
                 raise TypeError(
                     f"{name}.not_applicable names {scenario!r}, which is not a scenario of a "
                     f"{cls.kind} tool; the scenarios are: {', '.join(sorted(names))}"
@@ -123,7 +129,17 @@ class ToolContract:
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         if "nucleo_scenario" in metafunc.fixturenames:
-            matrix = type(self)._matrix
+            cls = type(self)
+            matrix = cls._matrix
+            if cls.recorded:
+                matrix = matrix + recorded_matrix(
+                    patterns=cls.recorded,
+                    rootdir=metafunc.config.rootpath,
+                    kind=cls.kind,
+                    endpoint=cls.endpoint,
+                    valid_call=cls.valid_call,
+                    not_applicable=cls.not_applicable,
+                )
             metafunc.parametrize("nucleo_scenario", matrix, ids=[s.name for s in matrix])
 
     def test_contract(
@@ -134,6 +150,8 @@ class ToolContract:
     ) -> None:
         __tracebackhide__ = True
         cls = type(self)
+        if isinstance(nucleo_scenario, UnreadableRecording):
+            pytest.fail(nucleo_scenario.problem, pytrace=False)
         tool_name = f"{cls.__name__}.{getattr(cls.tool, '__name__', 'tool')}"
         reason = cls.not_applicable.get(nucleo_scenario.name)
         if reason is not None:
