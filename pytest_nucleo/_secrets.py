@@ -76,7 +76,8 @@ _AUTH_SCHEME = re.compile(r"(?i)\b(bearer|basic|token|digest)(\s+)[A-Za-z0-9._~+
 
 # key=value or "key": "value" pairs whose key names a credential. A quoted value is masked up
 # to its closing quote (a passphrase has spaces), also inside an escaped JSON string
-# ({\"password\": \"...\"}); a percent-encoded separator (api_key%3D...) counts too.
+# ({\"password\": \"...\"}, escaped once or more); a percent-encoded separator
+# (api_key%3D...) counts too.
 _PAIR_BODY = r"""
     (
       [a-z0-9_\-]*(?:api[_\-]?key|apikey|access[_\-]?token|auth[_\-]?token|refresh[_\-]?token
@@ -85,9 +86,9 @@ _PAIR_BODY = r"""
         |access[_\-]?key|account[_\-]?key)[a-z0-9_\-]*
       |token|sig|authorization|cookie|set-cookie
     )
-    (\s*(?:\\?["'])?\s*(?:[=:]|%3[ad])\s*(?:\\?["'])?\s*)
+    (\s*(?:\\*["'])?\s*(?:[=:]|%3[ad])\s*(?:\\*["'])?\s*)
     (?!\[REDACTED\])
-    (?:(?<=\\")(?:[^\\\n]|\\(?!"))+  # in an escaped JSON string: up to its \"
+    (?:(?<=\\")[^\\"\n]+  # in an escaped JSON string: up to its \" (or \\\")
       |(?<=")(?:[^"\\\n]|\\.)+  # in a JSON string: up to its closing quote
       |(?<=')[^'\n]+
       |[^\s&"',;<>}\]]+
@@ -97,16 +98,16 @@ _PAIR_BODY = r"""
 # separator at all: without it, every word of a long text was tried against every key name at
 # every length (hundreds of microseconds per kilobyte).
 _SECRET_PAIR = re.compile(
-    r"(?ix)\b(?=[a-z0-9_\-]++\s*+(?:\\?[\"'])?+\s*+(?:[=:]|%3[ad]))" + _PAIR_BODY
+    r"(?ix)\b(?=[a-z0-9_\-]++\s*+(?:\\*+[\"'])?+\s*+(?:[=:]|%3[ad]))" + _PAIR_BODY
 )
 
 # scheme://user:password@host -> scheme://host (database URLs too; a password may hold an "@",
 # and in escaped JSON the slashes are "\/").
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*:(?:\\?/){2})[^/\\\s?#\"'<>]+@")
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*:(?:\\*/){2})[^/\\\s?#\"'<>]+@")
 
 # Query strings carry api_key=..., token=..., X-Amz-Signature=...: drop the whole query, the
 # path alone says which endpoint failed.
-_QUERY = re.compile(r"(?i)\b((?:https?|wss?):(?:\\?/){2}[^\s?#\"'<>]+)\?[^\s#\"'<>]*")
+_QUERY = re.compile(r"(?i)\b((?:https?|wss?):(?:\\*/){2}[^\s?#\"'<>]+)\?[^\s#\"'<>]*")
 
 
 # Substrings without which a pattern cannot match (checked on the case-folded text for the
@@ -117,7 +118,7 @@ _TOKEN_HINTS = (
     "eyJ", "glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glimt-", "gloas-", "glsoat-",
     "glagent-", "xapp-", "sk_", "rk_", "SK", "SG.", "npm_", "pypi-", "hf_", "api_org_", "Q~", ":A",
 )  # fmt: skip
-_URL_HINTS = ("://", ":\\/\\/")
+_URL_HINTS = ("://", ":\\")  # the second for escaped slashes, ":\/\/"
 _WEBHOOK_HINTS = ("services", "webhooks")
 _FOUR_DIGITS = re.compile(r"[0-9]{4}")
 _AUTH_HINTS = ("bearer", "basic", "token", "digest")
