@@ -83,7 +83,7 @@ _PAIR_BODY = r"""
       [a-z0-9_\-]*(?:api[_\-]?key|apikey|access[_\-]?token|auth[_\-]?token|refresh[_\-]?token
         |id[_\-]?token|client[_\-]?secret|secret[_\-]?key|secret|password|passwd|signature
         |x-amz-signature|x-amz-credential|x-amz-security-token|session[_\-]?token|private[_\-]?key
-        |access[_\-]?key|account[_\-]?key)[a-z0-9_\-]*
+        |access[_\-]?key|account[_\-]?key|pass[_\-]?phrase)[a-z0-9_\-]*
       |token|sig|authorization|cookie|set-cookie
     )
     (\s*(?:\\*["'])?\s*(?:[=:]|%3[ad])\s*(?:\\*["'])?\s*)
@@ -122,7 +122,10 @@ _URL_HINTS = ("://", ":\\")  # the second for escaped slashes, ":\/\/"
 _WEBHOOK_HINTS = ("services", "webhooks")
 _FOUR_DIGITS = re.compile(r"[0-9]{4}")
 _AUTH_HINTS = ("bearer", "basic", "token", "digest")
-_PAIR_HINTS = ("key", "token", "secret", "passw", "sig", "x-amz", "authorization", "cookie")
+_PAIR_HINTS = (
+    "key", "token", "secret", "passw", "passp", "pass-p", "pass_p", "sig", "x-amz",
+    "authorization", "cookie",
+)  # fmt: skip
 _PEM_HINT = "PRIVATE KEY"
 
 

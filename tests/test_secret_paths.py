@@ -7,7 +7,9 @@ import json
 import logging
 from pathlib import Path
 
+import httpx
 import pytest
+import respx
 from secret_canaries import CANARIES
 
 import pytest_nucleo as nucleo
@@ -101,7 +103,9 @@ def test_a_long_value_is_masked_before_repr_cuts_it() -> None:
 
 
 REPORT_TEST = """
+import httpx
 import pytest
+import respx
 from secret_canaries import CANARIES
 import pytest_nucleo as nucleo
 from pytest_nucleo import run_tool
@@ -156,3 +160,29 @@ def test_each_class_is_masked_in_the_report_and_snapshot_files(pytester: pytest.
         assert secret not in output, name
         for file_name, content in files.items():
             assert secret not in content, (name, file_name)
+
+
+class Shop(nucleo.ServiceClient):
+    service_name = "Shop"
+    base_url = "https://shop.example"
+
+
+def test_what_the_client_sent_is_masked_however_the_server_echoes_it() -> None:
+    # A Basic credential's password echoed alone, and a key echoed with lowercase escapes.
+    echo = (
+        "user shop-user with password canary-basic-pw denied; "
+        "key a%2fb%2bc%3dcanary-key rejected; cookie canary-cookie-9"
+    )
+    with respx.mock(assert_all_called=True) as router:
+        router.get("https://shop.example/orders").respond(401, text=echo)
+        client = httpx.Client(auth=("shop-user", "canary-basic-pw"))
+        with pytest.raises(nucleo.Http401Exception) as info:
+            Shop(client).request(
+                "GET",
+                "/orders",
+                headers={"X-Api-Key": "a/b+c=canary-key", "Cookie": "s=canary-cookie-9"},
+            )
+    failure = info.value
+    for shown in (str(failure), repr(failure), failure.explain_to_llm()):
+        for secret in ("canary-basic-pw", "canary-key", "canary-cookie"):
+            assert secret not in shown, (secret, shown)
