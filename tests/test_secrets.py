@@ -69,6 +69,7 @@ def _redact_running_every_pattern(text: str) -> str:
     text = s._QUERY.sub(r"\1", text)
     text = s._WEBHOOK.sub(lambda match: f"{match.group(1) or match.group(2)}{MASK}", text)
     text = s._TOKENS.sub(MASK, text)
+    text = s._UNPREFIXED.sub(MASK, text)
     text = s._CARD.sub(s._card, text)
     text = s._AUTH_SCHEME.sub(rf"\1\2{MASK}", text)
     return re.compile(r"(?ix)\b" + s._PAIR_BODY).sub(rf"\1\2{MASK}", text)
