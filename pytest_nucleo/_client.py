@@ -150,8 +150,9 @@ def _scalars(value: Any) -> tuple[list[str], list[str]]:
 
 
 # What a JSON text may start with after its whitespace: a value (NaN and Infinity as Python
-# reads them), or a byte-order mark or NUL byte of a UTF-16 or UTF-32 text.
-_JSON_START = re.compile(rb"[ \t\n\r]*+(?:[\[{\"\-0-9tfnNI]|\xef\xbb\xbf|\xff|\xfe|\x00)")
+# reads them), or a byte-order mark or NUL byte of a UTF-16 or UTF-32 text; or more whitespace
+# than is looked at.
+_JSON_START = re.compile(rb"[ \t\n\r]*+(?:[\[{\"\-0-9tfnNI]|\xef\xbb\xbf|\xff|\xfe|\x00|\Z)")
 
 
 _TOO_DEEP = "could not be read: its JSON is nested more deeply than can be decoded"

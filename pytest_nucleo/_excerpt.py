@@ -253,7 +253,8 @@ def safe_endpoint(url: str, known: Iterable[str] = ()) -> str:
     """
     path = url.split("#", 1)[0].split("?", 1)[0]
     path = _SCHEME_AUTHORITY.sub("", path, count=1)
-    path = _collapse(redact(path[: ENDPOINT_LIMIT + _LOOKAHEAD], tuple(known)))
+    piece = path[: ENDPOINT_LIMIT + _LOOKAHEAD]
+    path = _collapse(redact_piece(piece, tuple(known), cut_end=len(piece) < len(path)))
     if len(path) > ENDPOINT_LIMIT:
         path = path[: ENDPOINT_LIMIT - 3] + "..."
     return path or "/"

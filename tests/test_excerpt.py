@@ -186,3 +186,9 @@ def test_a_lone_surrogate_never_reaches_an_excerpt() -> None:
         excerpt = body_excerpt(body)
         excerpt.encode("utf-8")  # raises for a lone surrogate
         assert excerpt.startswith("bad")
+
+
+def test_an_endpoint_masks_a_known_value_its_cut_splits() -> None:
+    value = "path-secret-" * 60
+    for prefix in (100, 250, 290, 400, 540):
+        assert "path-secret" not in safe_endpoint("/v1/" + "p" * prefix + value, known=[value])

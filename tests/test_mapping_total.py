@@ -169,3 +169,9 @@ def test_a_huge_answer_that_is_not_json_is_not_decoded_whole(content_type: str) 
     with pytest.raises(ExternalServiceException) as info:
         shop._decode(answer, empty_on_404=False)
     assert "not the JSON expected" in info.value.explain_to_llm()
+
+
+def test_json_after_much_whitespace_is_still_decoded() -> None:
+    request = httpx.Request("GET", f"{BASE}/orders")
+    answer = httpx.Response(200, content=b" \n" * 5000 + b'{"ok": true}', request=request)
+    assert Shop(httpx.Client())._decode(answer, empty_on_404=False) == {"ok": True}
