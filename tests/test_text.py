@@ -98,3 +98,8 @@ def test_a_model_text_with_a_lone_surrogate_encodes_as_utf8() -> None:
     for failure in failures:
         failure.explain_to_llm().encode("utf-8")
         str(failure).encode("utf-8")
+
+    def refuse(isbn: str) -> str:
+        raise nucleo.InvalidInputException("is\udc00bn", isbn, "bad \ud800 digit")
+
+    nucleo.run_tool(refuse, {"isbn": "97\ud800"}).text.encode("utf-8")
