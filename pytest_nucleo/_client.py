@@ -105,7 +105,7 @@ def _body_values(request: httpx.Request) -> list[str]:
             # Strings first (credentials are strings), then long numbers; short values, never
             # masked anyway, take no place under the cap.
             return [v for v in (*strings, *numbers) if len(v) >= 4][:_BODY_VALUES]
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deeply to decode
             return [text]
     if "x-www-form-urlencoded" in kind:
         return [value for _, value in parse_qsl(text)][:_BODY_VALUES]
@@ -133,6 +133,21 @@ def _scalars(value: Any) -> tuple[list[str], list[str]]:
         elif isinstance(item, list):
             stack.extend(reversed(item))
     return strings, numbers
+
+
+# What a JSON text may start with after its whitespace: a value (NaN and Infinity as Python
+# reads them), or a byte-order mark or NUL byte of a UTF-16 or UTF-32 text; or more whitespace
+# than is looked at.
+_JSON_START = re.compile(rb"[ \t\n\r]*+(?:[\[{\"\-0-9tfnNI]|\xef\xbb\xbf|\xff|\xfe|\x00|\Z)")
+
+
+_TOO_DEEP = "could not be read: its JSON is nested more deeply than can be decoded"
+
+
+def _may_be_json(content: bytes) -> bool:
+    """False when ``content`` cannot be JSON by its first bytes: an HTML page or a plain text
+    of 50 MB then fails at once, instead of being decoded whole to fail."""
+    return not content or _JSON_START.match(content, 0, 4096) is not None
 
 
 class _ServiceClientBase:
@@ -206,13 +221,19 @@ class _ServiceClientBase:
             raise failure
         if response.status_code == 204:
             return None
+        if not _may_be_json(response.content):  # not decoded whole only to fail
+            raise self._not_json(response, "JSONDecodeError")
         try:
             return json.loads(response.content)
         except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError is a ValueError
             reason = type(error).__name__
+        except RecursionError:  # the decoder's stack ran out: a mapping never lets that escape
+            raise self._not_json(response, "nested too deeply to be read", deep=True) from None
         raise self._not_json(response, reason) from None  # the decoder's error holds the body
 
-    def _not_json(self, response: httpx.Response, reason: str) -> ExternalServiceException:
+    def _not_json(
+        self, response: httpx.Response, reason: str, *, deep: bool = False
+    ) -> ExternalServiceException:
         view = _view(response)
         path = safe_endpoint(view.endpoint)
         content_type = response.headers.get("content-type")
@@ -225,7 +246,8 @@ class _ServiceClientBase:
             f"{excerpt}",
             llm_message=(
                 f"The external service {self._name()} answered {path} with HTTP "
-                f"{response.status_code}, but its answer{kind} was not the JSON expected.{said} "
+                f"{response.status_code}, but its answer{kind} "
+                f"{_TOO_DEEP if deep else 'was not the JSON expected'}.{said} "
                 "Calling it again now is unlikely to help."
             ),
         )

@@ -65,7 +65,26 @@ def check_seconds(value: float | None, name: str = "retry_after") -> None:
 CORRECTABLE_HINT = "[This error may be correctable - you can retry with different parameters or try a different approach]"
 UNCORRECTABLE_HINT = "[This error is not correctable - consider an alternative approach]"
 
-_repr = reprlib.Repr()  # keyword arguments only arrived in Python 3.12
+
+class _MaskedRepr(reprlib.Repr):
+    """A bounded repr that masks each string before cutting it: cut first, and the middle cut
+    could take away the start a key is recognised by while its rest stays shown."""
+
+    def repr_str(self, x: str, level: int) -> str:
+        return super().repr_str(redact(x), level)
+
+    def repr_instance(self, x: object, level: int) -> str:
+        try:
+            shown = redact(repr(x))
+        except Exception:  # as reprlib does for a repr that raises
+            return super().repr_instance(x, level)
+        if len(shown) <= self.maxother:
+            return shown
+        head = (self.maxother - 3) // 2  # cut the middle out, as reprlib does
+        return f"{shown[:head]}...{shown[len(shown) - (self.maxother - 3 - head) :]}"
+
+
+_repr = _MaskedRepr()  # keyword arguments only arrived in Python 3.12
 _repr.maxstring = _repr.maxother = 80
 
 

@@ -9,12 +9,13 @@ than two small windows of the bytes, so a 10 MB body costs what a 16 KiB one doe
 
 from __future__ import annotations
 
+import codecs
 import html
 import re
 from collections.abc import Iterable
 
-from ._secrets import redact
-from ._text import _CONTROL_BYTES, INVISIBLE, _holds
+from ._secrets import _fragment_end, redact, redact_piece
+from ._text import _CONTROL_BYTES, INVISIBLE, SURROGATES, _holds
 
 EXCERPT_HEAD = 600
 """Characters kept from the start of a body."""
@@ -38,7 +39,7 @@ _LOOKAHEAD = 256
 _SNIFF = 512
 _WORD_SLACK = 40
 
-_ODD = re.compile(rf"[\x00-\x08\x0e-\x1b\x7f\ufffd{INVISIBLE}]+")
+_ODD = re.compile(rf"[\x00-\x08\x0e-\x1b\x7f\ufffd{INVISIBLE}{SURROGATES}]+")
 _HTML_START = re.compile(rb"\s*(?:\xef\xbb\xbf)?\s*<(?:!doctype\s+html|html|head|body)\b", re.I)
 _CHARSET = re.compile(r"(?i)\bcharset\s*=\s*[\"']?([A-Za-z0-9._:\-]+)")
 _SCHEME_AUTHORITY = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.\-]*:)?//[^/]*")
@@ -67,15 +68,27 @@ def _visible_text(markup: str) -> str:
 
 
 def _charset(content_type: str | None) -> str:
+    """The charset ``content_type`` names when Python has a text codec by that name, else
+    UTF-8 (the server chooses it: ``charset=rot13`` or ``base64`` are not text encodings)."""
     match = _CHARSET.search(content_type or "")
     if match:
-        name = match.group(1)
         try:
-            "".encode(name)
+            info = codecs.lookup(match.group(1))
         except LookupError:
             return "utf-8"
-        return name
+        if getattr(info, "_is_text_encoding", True):
+            return info.name
     return "utf-8"
+
+
+def _decode(data: bytes, charset: str) -> str:
+    """``data`` decoded with ``charset``, undecodable bytes replaced. A codec that refuses the
+    replacing mode, or anything in the bytes (``idna``, ``punycode``, ``undefined``), gives
+    way to UTF-8: an excerpt never fails."""
+    try:
+        return data.decode(charset, "replace")
+    except (UnicodeError, LookupError, ValueError, TypeError):
+        return data.decode("utf-8", "replace")
 
 
 def _collapse(text: str) -> str:
@@ -140,10 +153,10 @@ def body_excerpt(
         head_window, tail_window = _windows(html)
         total, unit = len(body), "bytes"
         if total <= head_window + tail_window:
-            head_raw = tail_raw = body.decode(charset, "replace")
+            head_raw = tail_raw = _decode(body, charset)
         else:
-            head_raw = _drop_last_word(body[:head_window].decode(charset, "replace"), html)
-            tail_raw = _drop_first_word(body[-tail_window:].decode(charset, "replace"), html)
+            head_raw = _drop_last_word(_decode(body[:head_window], charset), html)
+            tail_raw = _drop_first_word(_decode(body[-tail_window:], charset), html)
     whole = head_raw is tail_raw
     head = _clean_prefix(head_raw, html, EXCERPT_LIMIT + 1)
     if whole and len(head) <= EXCERPT_LIMIT:
@@ -191,11 +204,14 @@ def _drop_last_word(text: str, html: bool) -> str:
 
 
 def _drop_first_word(text: str, html: bool) -> str:
+    """Cut a window's start forward past the word it split. With no space near the start,
+    the run of credential characters there is left out whatever its length: it may be the end
+    of a long token whose recognisable start lies before the window."""
     if html:
         mark = text.find(">")
         return text[mark + 1 :] if mark >= 0 else text
     match = re.search(r"\s", text[:_LOOKAHEAD])
-    return text[match.end() :] if match else text
+    return text[match.end() :] if match else text[_fragment_end(text) :]
 
 
 def _last_space(text: str) -> int:
@@ -209,13 +225,15 @@ def _last_space(text: str) -> int:
 def _cut(head: str, tail: str, total: int, unit: str, known: tuple[str, ...]) -> str:
     """Mask, then bound: head and tail of the cleaned text with how much lies between them.
 
-    Masking runs on a little more than is kept, so a secret straddling the cut is seen whole.
+    Masking runs on a little more than is kept, so a secret straddling the cut is seen whole;
+    a known value split by the cut is masked for the part kept, and the word the tail's cut
+    split is left out (see ``redact_piece``).
     """
-    start = redact(head[: EXCERPT_HEAD + _LOOKAHEAD], known).strip()
+    start = redact_piece(head[: EXCERPT_HEAD + _LOOKAHEAD], known, cut_end=True).strip()
     if len(start) > EXCERPT_HEAD:  # end on a whole word when one ends near the cut
         space = start.rfind(" ", EXCERPT_HEAD - _WORD_SLACK, EXCERPT_HEAD + 1)
         start = start[: space if space > 0 else EXCERPT_HEAD].rstrip()
-    end = redact(tail[-(EXCERPT_TAIL + _LOOKAHEAD) :], known).strip()
+    end = redact_piece(tail[-(EXCERPT_TAIL + _LOOKAHEAD) :], known, cut_start=True).strip()
     if len(end) > EXCERPT_TAIL:
         space = end.find(" ", len(end) - EXCERPT_TAIL - 1, len(end) - EXCERPT_TAIL + _WORD_SLACK)
         end = end[space + 1 if space >= 0 else len(end) - EXCERPT_TAIL :].lstrip()
@@ -235,7 +253,8 @@ def safe_endpoint(url: str, known: Iterable[str] = ()) -> str:
     """
     path = url.split("#", 1)[0].split("?", 1)[0]
     path = _SCHEME_AUTHORITY.sub("", path, count=1)
-    path = _collapse(redact(path[: ENDPOINT_LIMIT + _LOOKAHEAD], tuple(known)))
+    piece = path[: ENDPOINT_LIMIT + _LOOKAHEAD]
+    path = _collapse(redact_piece(piece, tuple(known), cut_end=len(piece) < len(path)))
     if len(path) > ENDPOINT_LIMIT:
         path = path[: ENDPOINT_LIMIT - 3] + "..."
     return path or "/"

@@ -11,7 +11,7 @@ import math
 import re
 from collections.abc import Iterable
 
-from ._secrets import redact
+from ._secrets import redact_piece
 
 VALUE_LIMIT = 200
 """Characters kept of a value the model sent (``invalid_value``, an identifier)."""
@@ -28,16 +28,25 @@ INVISIBLE = "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
 reviewer, yet able to reorder or hide what the model reads, so cleaning treats them as
 control characters."""
 
-_WHITESPACE = re.compile(rf"[\s\x00-\x1f\x7f\x85\u2028\u2029{INVISIBLE}]+")
-# Controls str.split() does not split on, and the invisible format characters.
-_CONTROL = re.compile(rf"[\x00-\x08\x0e-\x1b\x7f{INVISIBLE}]+")
-_CONTROL_BUT_NEWLINE = re.compile(rf"[\x00-\x09\x0b-\x1f\x7f\x85\u2028\u2029{INVISIBLE}]")
+SURROGATES = "\ud800-\udfff"
+"""Lone surrogates (a character class body): a text holding one cannot be encoded as UTF-8, so
+no model text may keep one; cleaning treats them as control characters."""
+
+_WHITESPACE = re.compile(rf"[\s\x00-\x1f\x7f\x85\u2028\u2029{INVISIBLE}{SURROGATES}]+")
+# Controls str.split() does not split on, the invisible format characters, lone surrogates.
+_CONTROL = re.compile(rf"[\x00-\x08\x0e-\x1b\x7f{INVISIBLE}{SURROGATES}]+")
+_CONTROL_BUT_NEWLINE = re.compile(
+    rf"[\x00-\x09\x0b-\x1f\x7f\x85\u2028\u2029{INVISIBLE}{SURROGATES}]"
+)
+_SURROGATE = re.compile(rf"[{SURROGATES}]")
 _BLANK_LINES = re.compile(r"\n{3,}")
 
 
 def _bounded(text: str, limit: int, known: Iterable[str]) -> tuple[str, int]:
-    """Mask secrets in the head of ``text``; return the masked head and how much was cut."""
-    head = redact(text[: limit + _LOOKAHEAD], known)
+    """Mask secrets in the head of ``text``, then cut: return the masked head and how much was
+    cut. A known value the cut splits is masked for the part of it that is kept."""
+    piece = text[: limit + _LOOKAHEAD]
+    head = redact_piece(piece, known, cut_end=len(piece) < len(text))
     cut = max(len(text) - limit - _LOOKAHEAD, 0) + max(len(head) - limit, 0)
     return head[:limit], cut
 
@@ -110,6 +119,8 @@ def render_value(value: object, limit: int = VALUE_LIMIT) -> str:
     """
     if isinstance(value, str):
         head, cut = _bounded(value, limit, ())
+        if not head.isascii():
+            head = _SURROGATE.sub("\ufffd", head)
         return _with_cut(json.dumps(head, ensure_ascii=False), cut)
     if isinstance(value, int) and value.bit_length() > _LONGEST_INT_BITS:
         # Longer than a value may be shown (and past 4,300 digits, Python refuses to print

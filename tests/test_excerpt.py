@@ -121,7 +121,7 @@ def test_head_and_tail_bounds() -> None:
         ("http://[broken/x?y", "/x"),
         (
             "/bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/send",
-            "/bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/send",
+            "/bot[REDACTED]/send",  # a Telegram bot token in the path is a credential
         ),
         ("/v1/keys/sk-live-0123456789abcdefABCDEF", "/v1/keys/[REDACTED]"),
         ("/a\r\nb", "/a b"),
@@ -150,3 +150,45 @@ def test_endpoint_masks_known_values_and_is_bounded() -> None:
     long = safe_endpoint("/" + "a" * 10_000)
     assert len(long) == 300
     assert long.endswith("...")
+
+
+TOKEN = "tOkEn0" * 216  # a ~1,300-character bearer token, as some identity providers issue
+
+
+@pytest.mark.parametrize("before", [3000, 3500, 4000, 4500, 5000, 5500, 6000, 7000])
+def test_a_long_known_token_split_by_a_cut_shows_no_part_of_it(before: int) -> None:
+    # Wherever the windows and the cuts fall in the token, no piece of it is shown: the head
+    # cut masks the part of a known value it keeps, and the tail's cut leaves out the split word.
+    body = "e" * before + " echo: " + TOKEN + " end" + " z" * 1200
+    known = ("Bearer " + TOKEN, TOKEN)
+    for excerpt in (body_excerpt(body.encode(), known=known), body_excerpt(body, known=known)):
+        assert "tOkEn0tOkEn0" not in excerpt
+    # Not passed as known, the token's tail is still not shown after the tail's cut.
+    assert "tOkEn0tOkEn0" not in body_excerpt("Bearer " + TOKEN + " z" * 3000 + TOKEN)
+
+
+def test_a_known_value_split_at_the_head_cut_is_masked_for_the_part_kept() -> None:
+    value = "known-plain-value-" * 30
+    body = "w " * 280 + value + " x" * 3000
+    excerpt = body_excerpt(body, known=[value])
+    assert "known-plain" not in excerpt
+    assert "[REDACTED]" in excerpt
+
+
+def test_a_quoted_passphrase_split_by_the_tail_cut_is_masked_when_known() -> None:
+    phrase = "correct horse battery staple " * 20
+    body = "x " * 3000 + phrase + "end"
+    assert "battery staple" not in body_excerpt(body, known=[phrase.strip()])
+
+
+def test_a_lone_surrogate_never_reaches_an_excerpt() -> None:
+    for body in ("bad \ud800 value", "bad \udfff value " * 500):
+        excerpt = body_excerpt(body)
+        excerpt.encode("utf-8")  # raises for a lone surrogate
+        assert excerpt.startswith("bad")
+
+
+def test_an_endpoint_masks_a_known_value_its_cut_splits() -> None:
+    value = "path-secret-" * 60
+    for prefix in (100, 250, 290, 400, 540):
+        assert "path-secret" not in safe_endpoint("/v1/" + "p" * prefix + value, known=[value])

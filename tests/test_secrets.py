@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import random
 import re
 
@@ -57,31 +59,20 @@ def test_urls_keep_host_and_path() -> None:
     assert redact("https://u:p@api.example/v1/x?token=abc#frag") == "https://api.example/v1/x#frag"
 
 
-# The key=value pattern as first written, before its speed-up lookahead: the reference.
-_PLAIN_SECRET_PAIR = re.compile(
-    r"""(?ix)
-    \b(
-      [a-z0-9_\-]*(?:api[_\-]?key|apikey|access[_\-]?token|auth[_\-]?token|refresh[_\-]?token
-        |id[_\-]?token|client[_\-]?secret|secret[_\-]?key|secret|password|passwd|signature
-        |x-amz-signature|x-amz-credential|x-amz-security-token|session[_\-]?token|private[_\-]?key
-        |access[_\-]?key)[a-z0-9_\-]*
-      |token|sig|authorization|cookie|set-cookie
-    )
-    (\s*["']?\s*[=:]\s*["']?\s*)
-    (?!\[REDACTED\])[^\s&"',;<>}\]]+
-    """
-)
-
-
 def _redact_running_every_pattern(text: str) -> str:
-    """``redact`` without its shortcuts: the reference its hint checks must agree with."""
+    """``redact`` without its shortcuts (the hint checks, and the key=value pattern's speed-up
+    lookahead): the reference they must agree with."""
     from pytest_nucleo import _secrets as s
 
+    text = s._PEM.sub(MASK, text)
     text = s._USERINFO.sub(r"\1", text)
     text = s._QUERY.sub(r"\1", text)
+    text = s._WEBHOOK.sub(lambda match: f"{match.group(1) or match.group(2)}{MASK}", text)
     text = s._TOKENS.sub(MASK, text)
+    text = s._UNPREFIXED.sub(MASK, text)
+    text = s._CARD.sub(s._card, text)
     text = s._AUTH_SCHEME.sub(rf"\1\2{MASK}", text)
-    return _PLAIN_SECRET_PAIR.sub(rf"\1\2{MASK}", text)
+    return re.compile(r"(?ix)\b" + s._PAIR_BODY).sub(rf"\1\2{MASK}", text)
 
 
 def test_shortcuts_change_no_result() -> None:
@@ -99,6 +90,7 @@ def test_shortcuts_change_no_result() -> None:
         "x-amz-credential",
         "Set-Cookie",
         "passwd",
+        "pass_phrase",
         "authorization",
         "sk-",
         "AKIA",
@@ -122,7 +114,121 @@ def test_shortcuts_change_no_result() -> None:
         "&",
         "\u0131",
         "/",
+        "\\",
+        "%3d",
+        "%3A",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "-----END PRIVATE KEY-----",
+        "4111111111111111",
+        "4111 1111",
+        "services/",
+        "T0123456/B0123456/",
+        "123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
+        "sk_live_",
+        "Q~",
+        "SK0123456789abcdef0123456789abcdef",
+        ":\\/\\/",
     ]
     for _ in range(20_000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
         assert redact(text) == _redact_running_every_pattern(text), text
+
+
+def test_an_escaped_json_pair_is_masked_at_any_depth() -> None:
+    once = '{\\"password\\": \\"canary-pw-1\\", \\"user\\": \\"bob\\"}'
+    assert redact(once) == '{\\"password\\": \\"[REDACTED]\\", \\"user\\": \\"bob\\"}'
+    twice = json.dumps({"error": once})
+    assert "canary-pw-1" not in redact(twice)
+    assert "bob" in redact(twice)
+
+
+def test_a_url_with_escaped_slashes_loses_its_userinfo() -> None:
+    assert redact("see https:\\/\\/admin:pw-canary@host.example\\/v1") == (
+        "see https:\\/\\/host.example\\/v1"
+    )
+
+
+def test_a_quoted_value_is_masked_to_its_closing_quote() -> None:
+    assert redact('{"password": "correct horse battery staple", "user": "bob"}') == (
+        '{"password": "[REDACTED]", "user": "bob"}'
+    )
+    assert redact("passphrase='two words'; next") == "passphrase='[REDACTED]'; next"
+
+
+def test_a_percent_encoded_separator_still_names_the_pair() -> None:
+    assert redact("/login?x#password%3dhunter-22%26page") == "/login?x#password%3d[REDACTED]"
+
+
+def test_a_known_value_is_masked_whatever_the_case_of_its_escapes() -> None:
+    echoed = "the server saw key=a%2fb%2Bc%3D and refused it"
+    assert redact(echoed, known=["a%2Fb%2Bc%3D"]) == f"the server saw key={MASK} and refused it"
+
+
+def test_a_basic_credential_masks_the_password_it_encodes() -> None:
+    header = "Basic " + base64.b64encode(b"shop-user:canary-basic-pw").decode()
+    echoed = "login shop-user:canary-basic-pw refused; password canary-basic-pw is wrong"
+    masked = redact(echoed, known=[header])
+    assert "canary-basic-pw" not in masked
+    assert redact("Basic !!notbase64!!", known=["Basic !!notbase64!!"]) == MASK
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            "https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawX/getMe",
+            f"https://api.telegram.org/bot{MASK}/getMe",
+        ),
+        (
+            "https://hooks.slack.com/services/T01ABCDEF/B02GHIJKL/abcdefghijklmnopqrstuvwx",
+            f"https://hooks.slack.com/services/{MASK}",
+        ),
+        (
+            "https://discord.com/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyz0123456789",
+            f"https://discord.com/api/webhooks/{MASK}",
+        ),
+    ],
+    ids=["telegram", "slack", "discord"],
+)
+def test_credentials_in_a_url_path_are_masked(text: str, shown: str) -> None:
+    assert redact(text) == shown
+
+
+def test_a_pem_block_is_masked_whole_even_when_cut() -> None:
+    block = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIcanaryPemLine0000\nAoGBAcanaryPemLine1111==\n"
+    end = "-----END EC PRIVATE KEY-----"
+    assert redact(f"key:\n{block}{end}\ndone") == f"key:\n{MASK}\ndone"
+    assert redact(f"key: {block}") == f"key: {MASK}"  # the END was cut away
+    tail = "AoGBAcanaryPemLine1111==\n" + end + " done"
+    assert redact(tail) == f"{MASK} done"  # the BEGIN was cut away
+
+
+@pytest.mark.parametrize(
+    "number",
+    ["4111111111111111", "4111 1111 1111 1111", "5555-5555-5555-4444", "378282246310005"],
+)
+def test_a_card_number_that_passes_luhn_is_masked(number: str) -> None:
+    assert redact(f"card {number} declined") == f"card {MASK} declined"
+    assert redact(json.dumps({"pan": number})) == json.dumps({"pan": MASK})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "order 4111111111111112 shipped",  # fails the Luhn check
+        "order number 1234 5678 9012 3456 shipped",  # fails the Luhn check
+        "at 1733091387123 ms",  # a timestamp: no card scheme starts with 1
+        "ISBN 9780306406157",  # passes Luhn, but no card scheme starts with 9
+        "build 2026-12-01 22:16:27, version 4.11.1111.1111",
+    ],
+)
+def test_numbers_that_are_not_cards_stay_visible(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_ordinary_words_near_the_new_shapes_stay_visible() -> None:
+    text = (
+        "ASK the TASK SKU team; services/teams and webhooks docs; glossary-of-terms; "
+        "hf_ is a prefix; npm_config is set; the sk_ prefix; Q~ is odd; time 12:30:45"
+    )
+    assert redact(text) == text

@@ -70,3 +70,36 @@ def test_invisible_format_characters_are_treated_as_controls() -> None:
     # U+202E reverses what follows on screen; U+200B hides a break inside a word.
     assert one_line("pay\u202eusd 01\u200b") == "pay usd 01"
     assert clean_block("line\u2066one\ufeff\nline two") == "line one\nline two"
+
+
+def test_a_known_value_split_by_the_cut_is_masked_for_the_part_kept() -> None:
+    value = "plain-known-value-" * 40  # longer than the headroom masked past a cut
+    for prefix in range(0, 120, 7):
+        text = "x" * prefix + " " + value + " end"
+        shown = one_line(text, limit=100, known=[value])
+        assert "plain-known" not in shown, prefix
+    assert one_line("see " + value, limit=100, known=[value]).startswith("see [REDACTED]...")
+
+
+@pytest.mark.parametrize("text", ["bad \ud800 value", "bad \udc80\ud83d value", "\udfff" * 3])
+def test_a_lone_surrogate_never_reaches_a_model_text(text: str) -> None:
+    for shown in (one_line(text), clean_block(text), render_value(text), render_value([text])):
+        shown.encode("utf-8")  # raises for a lone surrogate
+
+
+def test_a_model_text_with_a_lone_surrogate_encodes_as_utf8() -> None:
+    import pytest_nucleo as nucleo
+
+    failures = [
+        nucleo.ExternalServiceException("Sh\ud800op", "down \udc00 now"),
+        nucleo.InvalidInputException("isbn", "97\ud800", "bad \udfff digit"),
+        nucleo.http_exception("Shop", "/b\ud800", 500, "oops \ud800 body"),
+    ]
+    for failure in failures:
+        failure.explain_to_llm().encode("utf-8")
+        str(failure).encode("utf-8")
+
+    def refuse(isbn: str) -> str:
+        raise nucleo.InvalidInputException("is\udc00bn", isbn, "bad \ud800 digit")
+
+    nucleo.run_tool(refuse, {"isbn": "97\ud800"}).text.encode("utf-8")

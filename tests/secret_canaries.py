@@ -1,0 +1,125 @@
+"""One planted secret per class of credential the masking must recognise by its shape.
+
+Each entry is (class, text holding the secret, the part of it that must never be shown). The
+classes are the high-confidence rules of the common secret scanners; the values are made up
+but have the real shapes.
+"""
+
+from __future__ import annotations
+
+PEM_BODY = "MIIEowIBAAKCAQEA7bq98mXcanary0PemBodyLine1\nAbCdEf0123456789canary0PemBodyLine2+/=="
+
+CANARIES: list[tuple[str, str, str]] = [
+    ("openai", "key sk-proj-ZZZZ0000YYYY1111XXXX2222WWWW3333 rejected", "ZZZZ0000YYYY1111"),
+    ("stripe-secret", "Invalid API Key provided: sk_live_4eC39HqLyjWDarjtT1zdp7dc", "4eC39HqLyjWD"),
+    ("stripe-restricted", "key rk_live_51H8yXCkT6Z9aBcDeFgHiJkLm is revoked", "51H8yXCkT6Z9"),
+    ("github", "token ghp_16C7e42F292c6912E7710c838347Ae178B4a expired", "16C7e42F292c"),
+    (
+        "github-fine-grained",
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstu",
+        "11ABCDEFG0123",
+    ),
+    ("gitlab", "gitlab glpat-xY9zA8bC7dE6fG5hI4jK was refused", "xY9zA8bC7dE6"),
+    (
+        "slack-token",
+        "slack xoxb-1234567890123-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+        "AbCdEfGhIjKl",
+    ),
+    (
+        "slack-webhook",
+        "POST https://hooks.slack.com/services/T01ABCDEF/B02GHIJKL/abcdefghijklmnopqrstuvwx",
+        "abcdefghijklmnopqrstuvwx",
+    ),
+    ("twilio", "Twilio key SK0123456789abcdef0123456789abcdef denied", "0123456789abcdef0123"),
+    (
+        "sendgrid",
+        "SendGrid: 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 bad",
+        "TwL2iGABf9DHoTf",
+    ),
+    (
+        "npm",
+        "npm rejected npm_abcdefghijklmnopqrstuvwxyz0123456789",
+        "abcdefghijklmnop",
+    ),
+    (
+        "pypi",
+        "upload with pypi-AgEIcHlwaS5vcmcCJGNhbmFyeS0wMDAwLTExMTEtMjIyMi0zMzMzNDQ0NDU1NTUAAi",
+        "cCJGNhbmFyeS0wMDAwLTExMTE",
+    ),
+    (
+        "huggingface",
+        "HF said: hf_abcdefghijklmnopqrstuvwxyzABCDEFGH is invalid",
+        "abcdefghijklmnopqrstuvwxyzAB",
+    ),
+    (
+        "azure-client-secret",
+        "client secret abc8Q~abcdefghijklmnopqrstuvwxyz01234 expired",
+        "Q~abcdefghijklmnop",
+    ),
+    (
+        "azure-storage",
+        "DefaultEndpointsProtocol=https;AccountName=shop;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEt"
+        "lCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;EndpointSuffix=core",
+        "Eby8vdM02xNOcqFl",
+    ),
+    (
+        "gcp-service-account",
+        '{"type": "service_account", "project_id": "shop", "private_key_id": '
+        '"a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", "private_key": "-----BEGIN PRIVATE KEY-----'
+        '\\nMIIEvQIBADANBgkqhkiG9w0canaryGcpKey0BAQEFAASC\\n-----END PRIVATE KEY-----\\n"}',
+        "canaryGcpKey",
+    ),
+    (
+        "gcp-service-account-key-id",
+        '{"private_key_id": "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"}',
+        "a1b2c3d4e5f607",
+    ),
+    ("aws-access-key-id", "aws AKIAIOSFODNN7CANARY0 used", "IOSFODNN7CANARY0"),
+    (
+        "aws-secret-env",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYCANARYKEY",
+        "wJalrXUtnFEMI",
+    ),
+    (
+        "aws-secret-json",
+        '{"AccessKeyId": "x", "SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCY"}',
+        "wJalrXUtnFEMI",
+    ),
+    (
+        "pem-private-key",
+        f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----",
+        "canary0PemBody",
+    ),
+    (
+        "pem-openssh",
+        f"key: -----BEGIN OPENSSH PRIVATE KEY----- {PEM_BODY} -----END OPENSSH PRIVATE KEY-----",
+        "canary0PemBody",
+    ),
+    ("card-free-text", "card 4111 1111 1111 1111 was declined", "4111 1111 1111 1111"),
+    ("card-dashes", "card 5555-5555-5555-4444 was declined", "5555-5555-5555-4444"),
+    ("card-json", '{"number": "378282246310005", "cvc": "1"}', "378282246310005"),
+    (
+        "database-url",
+        "could not connect to postgres://shop:Sup3rS3cretCanary@db.internal:5432/orders",
+        "Sup3rS3cretCanary",
+    ),
+    (
+        "database-url-odd-password",
+        "mysql://admin:p@ssCanary:w0rd@db.example/shop failed",
+        "ssCanary",
+    ),
+    ("redis-url", "redis://:r3disCanaryPw@cache.internal:6379/0 refused", "r3disCanaryPw"),
+    (
+        "telegram-bot",
+        "GET https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawX/getMe",
+        "AAHdqTcvCH1vGWJxfSeof",
+    ),
+    (
+        "jwt",
+        "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJjYW5hcnkifQ.SflKxwRJSMeKKF2QT4fwpM",
+        "eyJzdWIiOiJjYW5hcnkifQ",
+    ),
+    ("escaped-json-password", '{\\"password\\": \\"canary-hunter2\\"}', "canary-hunter2"),
+    ("escaped-slash-url", "https:\\/\\/admin:canaryPw99@host.example\\/v1", "canaryPw99"),
+    ("quoted-passphrase", 'password: "correct horse canary staple"', "horse canary staple"),
+]
