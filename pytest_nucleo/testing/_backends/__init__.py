@@ -1,0 +1,78 @@
+"""One fake backend per HTTP client, all answering from the one route table of a FakeUpstream.
+
+The route table is a respx router: it matches an ``httpx.Request`` and gives an outcome, which
+is client-neutral. An answer is an ``httpx.Response`` (status, headers, body); a transport
+failure is raised as one of httpx's transport errors, whose class names the kind of failure
+(``ReadTimeout``, ``ConnectError``, ...). Each backend turns its client's request into an
+``httpx.Request``, asks the router, and hands the answer back in its client's own types, or
+raises its client's own exception for the failure, so a tool's ``except`` clauses run as in
+production.
+
+A backend is one module here with a ``ClientBackend`` class; adding a client is one module and
+one line in ``_BACKENDS``. A backend is imported only when a FakeUpstream starts and only if
+its client is importable, so the plugin's import stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Protocol
+
+import httpx
+
+if TYPE_CHECKING:
+    import respx
+
+# (the client's import name, the backend module) in the order the backends start.
+_BACKENDS = (
+    ("httpx", "_httpx"),
+    ("httpx2", "_httpx2"),
+    ("requests", "_requests"),
+    ("aiohttp", "_aiohttp"),
+)
+
+
+class Backend(Protocol):
+    """What a FakeUpstream needs from one client's fake."""
+
+    client: str
+
+    def refusal(self) -> str | None:
+        """Why this client cannot be faked now (another mock already patches it), or None."""
+
+    def start(self, router: respx.Router) -> None:
+        """Send the client's requests to ``router`` until ``stop``."""
+
+    def stop(self) -> None: ...
+
+
+_classes: list[Callable[[], Backend]] | None = None
+
+
+def backend_factories() -> list[Callable[[], Backend]]:
+    """The backend classes of the clients importable here, loaded on the first call."""
+    global _classes
+    if _classes is None:
+        found = []
+        for client, module in _BACKENDS:
+            if importlib.util.find_spec(client) is None:
+                continue
+            loaded = importlib.import_module(f"{__name__}.{module}")
+            found.append(loaded.ClientBackend)
+        _classes = found
+    return _classes
+
+
+def translate(
+    error: httpx.TransportError,
+    table: Mapping[type[httpx.TransportError], Callable[[httpx.TransportError], Exception]],
+) -> Exception:
+    """The client's exception for a neutral failure: the entry of ``error``'s nearest class in
+    ``table`` (which must hold ``httpx.TransportError`` itself, for kinds it does not name)."""
+    for kind in type(error).__mro__:
+        build = table.get(kind)  # type: ignore[call-overload]
+        if build is not None:
+            return build(error)
+    return table[httpx.TransportError](error)
