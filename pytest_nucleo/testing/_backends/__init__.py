@@ -72,7 +72,7 @@ def translate(
     """The client's exception for a neutral failure: the entry of ``error``'s nearest class in
     ``table`` (which must hold ``httpx.TransportError`` itself, for kinds it does not name)."""
     for kind in type(error).__mro__:
-        build = table.get(kind)  # type: ignore[call-overload]
+        build = table.get(kind)
         if build is not None:
             return build(error)
     return table[httpx.TransportError](error)

@@ -83,7 +83,7 @@ def _answer(router: respx.Router, method: str, url: Any, **kwargs: Any) -> Callb
     return CallbackResult(
         status=response.status_code,
         body=response.content,
-        headers=CIMultiDict(response.headers.multi_items()),
+        headers=CIMultiDict(response.headers.multi_items()),  # type: ignore[arg-type]
         content_type=response.headers.get("content-type", "application/octet-stream"),
         response_class=_Response,
     )

@@ -7,7 +7,7 @@ attached, as a real failure would be.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import httpcore2
 import httpx
@@ -20,7 +20,7 @@ _PYTEST_HTTPX2 = "httpcore2"
 
 class _Mocker(HTTPCoreMocker):
     name = "pytest-nucleo-httpcore2"  # unique, so pytest-httpx2 can be installed beside us
-    targets = [
+    targets: ClassVar[list[str]] = [
         "httpcore2._sync.connection.HTTPConnection",
         "httpcore2._sync.connection_pool.ConnectionPool",
         "httpcore2._sync.http_proxy.HTTPProxy",
@@ -32,14 +32,14 @@ class _Mocker(HTTPCoreMocker):
     @classmethod
     def _send_sync_request(cls, httpx_request: httpx.Request, **kwargs: Any) -> Any:
         try:
-            return super()._send_sync_request(httpx_request, **kwargs)
+            return super()._send_sync_request(httpx_request, **kwargs)  # type: ignore[no-untyped-call]
         except httpx.TransportError as error:
             raise _failure(error) from None
 
     @classmethod
     async def _send_async_request(cls, httpx_request: httpx.Request, **kwargs: Any) -> Any:
         try:
-            return await super()._send_async_request(httpx_request, **kwargs)
+            return await super()._send_async_request(httpx_request, **kwargs)  # type: ignore[no-untyped-call]
         except httpx.TransportError as error:
             raise _failure(error) from None
 
@@ -50,7 +50,7 @@ class _Mocker(HTTPCoreMocker):
         return httpcore2.Response(
             status=httpx_response.status_code,
             headers=httpx_response.headers.raw,
-            content=httpx_response.stream,  # type: ignore[arg-type]
+            content=httpx_response.stream,
             extensions=httpx_response.extensions,
         )
 

@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import requests
 import requests.adapters
-import respx
 import responses
+import respx
 
 from . import translate
 
@@ -59,7 +59,10 @@ def _answerer(router: respx.Router) -> Callable[[requests.PreparedRequest], Any]
         request = httpx.Request(
             prepared.method or "GET",
             prepared.url or "",
-            headers=list(prepared.headers.items()),
+            headers={
+                k: v if isinstance(v, str) else v.decode("latin-1")
+                for k, v in prepared.headers.items()
+            },
             content=_body(prepared.body),
         )
         try:
