@@ -10,11 +10,15 @@ import hypothesis  # noqa: F401
 import pytest
 
 import pytest_nucleo.testing as _testing
+from pytest_nucleo.testing._backends import backend_factories
 
 for _name in _testing.__all__:
     getattr(_testing, _name)
 for _plugin in entry_points(group="pytest11"):
     importlib.import_module(_plugin.value.partition(":")[0])
+# The fakes of every installed client (aiohttp, requests, httpx2 and their mocks) load when a
+# FakeUpstream first starts; load them once here for the same reason.
+backend_factories()
 
 pytest_plugins = ["pytester"]
 

@@ -8,7 +8,6 @@ whatever network the machine has.
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,7 +16,7 @@ from pytest_nucleo.testing import _network
 
 
 @pytest.fixture
-def below_guard(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+def below_guard(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """What reached the real socket functions beneath the guard, as (name, host) lines; a
     non-loopback host gets an OSError there instead of the network."""
     reached: list[str] = []
@@ -43,7 +42,7 @@ def below_guard(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
     for name in ("getaddrinfo", "create_connection", "connect", "connect_ex"):
         monkeypatch.setitem(_network._originals, name, stand_in(name))
-    yield reached
+    return reached
 
 
 def test_a_refused_connection_fails_the_test_even_when_the_tool_swallows_it(

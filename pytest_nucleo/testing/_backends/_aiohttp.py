@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import unittest.mock
 import urllib.parse
 from collections.abc import Callable
 from typing import Any
@@ -47,6 +48,11 @@ class ClientBackend:
 
     def start(self, router: respx.Router) -> None:
         mock = aioresponses()
+        # aioresponses patches with autospec, about 1 ms a start; a plain function standing in
+        # for ClientSession._request does the same job for a fraction of that.
+        mock.patcher = unittest.mock.patch.object(
+            aiohttp.ClientSession, "_request", new=_delegate(mock)
+        )
         mock.start()
         for method in _METHODS:
             callback = functools.partial(_answer, router, method)
@@ -70,6 +76,13 @@ class _Response(aiohttp.ClientResponse):
     def __init__(self, method: str, url: Any, **kwargs: Any) -> None:
         kwargs.setdefault("stream_writer", _SentRequest())
         super().__init__(method, url, **kwargs)
+
+
+def _delegate(mock: aioresponses) -> Callable[..., Any]:
+    async def _request(session: aiohttp.ClientSession, *args: Any, **kwargs: Any) -> Any:
+        return await mock._request_mock(session, *args, **kwargs)
+
+    return _request
 
 
 def _answer(router: respx.Router, method: str, url: Any, **kwargs: Any) -> CallbackResult:
