@@ -4,6 +4,7 @@ and aiohttp (sync and async where the client has both), each raising its own exc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -67,10 +68,9 @@ def _requests(method: str, url: str, **kwargs: Any) -> Answer:
 
 def _aiohttp(method: str, url: str, **kwargs: Any) -> Answer:
     async def go() -> Answer:
-        async with aiohttp.ClientSession() as session:
-            async with session.request(method, url, **kwargs) as r:
-                text = await r.text()
-                return Answer(r.status, {k.lower(): v for k, v in r.headers.items()}, text)
+        async with aiohttp.ClientSession() as session, session.request(method, url, **kwargs) as r:
+            text = await r.text()
+            return Answer(r.status, {k.lower(): v for k, v in r.headers.items()}, text)
 
     return asyncio.run(go())
 
@@ -171,8 +171,10 @@ def test_text_throttle_html_and_not_json_bodies(client: str) -> None:
     assert "Rate limit exceeded" in slow.text
     assert html.status == 502
     assert html.headers["content-type"].startswith("text/html")
-    assert html.text.startswith("<!DOCTYPE html>") and 4_500 < len(html.text) <= 5_000
-    assert login.status == 200 and "Please sign in" in login.text
+    assert html.text.startswith("<!DOCTYPE html>")
+    assert 4_500 < len(html.text) <= 5_000
+    assert login.status == 200
+    assert "Please sign in" in login.text
 
 
 @clients
@@ -222,7 +224,7 @@ def test_a_sequence_gives_one_outcome_per_call_and_fails_past_its_end(client: st
             send("GET", URL)
     finally:
         upstream.stop()
-    assert upstream.problems and isinstance(upstream.problems[0], UnexpectedCallError)
+    assert [type(p) for p in upstream.problems] == [UnexpectedCallError]
     with pytest.raises(AssertionError, match="was called 4 times, but its sequence has 3"):
         upstream.verify()
 
@@ -253,10 +255,9 @@ def test_an_unmatched_request_fails_even_when_the_tool_swallows_it(client: str) 
     upstream = FakeUpstream(assert_all_called=False).start()
     try:
         upstream.get(URL).respond(200)
-        try:
+        # A tool's broad except: the fake must not be fooled by it.
+        with contextlib.suppress(BaseException):
             send("GET", "https://api.upstream.example/items/7?full=1")
-        except BaseException:  # a tool's broad except: the fake must not be fooled by it
-            pass
     finally:
         upstream.stop()
     (problem,) = upstream.problems
@@ -275,12 +276,13 @@ def test_an_unmatched_request_fails_even_when_the_tool_swallows_it(client: str) 
 @clients
 def test_an_unused_route_is_reported(client: str) -> None:
     send = CLIENTS[client]
-    upstream = FakeUpstream()
+    upstream = FakeUpstream().start()
+    upstream.get(URL).respond(200)
+    upstream.get("https://api.upstream.example/other").respond(200)
+    send("GET", URL)
+    upstream.stop()
     with pytest.raises(AssertionError, match=r"1 route\(s\) were never called:\n  GET .*/other"):
-        with upstream:
-            upstream.get(URL).respond(200)
-            upstream.get("https://api.upstream.example/other").respond(200)
-            send("GET", URL)
+        upstream.verify()
 
 
 def test_one_route_answers_every_client_and_counts_them_all() -> None:
@@ -306,9 +308,11 @@ def test_the_fakes_are_gone_after_stop() -> None:
 def test_refuses_to_start_beside_an_active_responses_mock() -> None:
     import responses
 
-    with responses.RequestsMock():
-        with pytest.raises(RuntimeError, match="requests' HTTPAdapter.send is already patched"):
-            FakeUpstream().start()
+    with (
+        responses.RequestsMock(),
+        pytest.raises(RuntimeError, match=r"requests' HTTPAdapter\.send is already patched"),
+    ):
+        FakeUpstream().start()
     # Nothing was left half-started: a FakeUpstream starts cleanly afterwards.
     with FakeUpstream() as upstream:
         upstream.get(URL).respond(204)
@@ -318,9 +322,11 @@ def test_refuses_to_start_beside_an_active_responses_mock() -> None:
 def test_refuses_to_start_beside_an_active_aioresponses_mock() -> None:
     from aioresponses import aioresponses
 
-    with aioresponses():
-        with pytest.raises(RuntimeError, match="aiohttp's ClientSession._request is already"):
-            FakeUpstream().start()
+    with (
+        aioresponses(),
+        pytest.raises(RuntimeError, match=r"aiohttp's ClientSession\._request is already"),
+    ):
+        FakeUpstream().start()
 
 
 def test_refuses_to_start_beside_pytest_httpx2(pytester: pytest.Pytester) -> None:
@@ -352,6 +358,7 @@ def test_the_fixture_fails_a_test_whose_tool_swallowed_an_unmatched_request(
     pytester.makepyfile(
         """
         import asyncio
+import contextlib
         import aiohttp
         import requests
 
