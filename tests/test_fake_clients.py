@@ -358,7 +358,6 @@ def test_the_fixture_fails_a_test_whose_tool_swallowed_an_unmatched_request(
     pytester.makepyfile(
         """
         import asyncio
-import contextlib
         import aiohttp
         import requests
 
