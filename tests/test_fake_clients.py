@@ -382,3 +382,14 @@ def test_the_fixture_fails_a_test_whose_tool_swallowed_an_unmatched_request(
     result.stdout.fnmatch_lines(
         ["*fake_upstream: no route matches GET https://api.upstream.example/missing*"]
     )
+
+
+@clients
+def test_a_large_body_arrives_whole(client: str) -> None:
+    # aiohttp's fake once failed on bodies past its reader's 128 KiB high-water mark.
+    with FakeUpstream() as upstream:
+        upstream.get(URL).html_error(500)
+        answer = CLIENTS[client]("GET", URL)
+    assert answer.status == 500
+    assert 190_000 < len(answer.text) <= 200_000
+    assert answer.text.endswith("</body></html>")

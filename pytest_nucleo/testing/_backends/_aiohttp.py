@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import sys
 import unittest.mock
 import urllib.parse
 from collections.abc import Callable
@@ -76,6 +77,18 @@ class _Response(aiohttp.ClientResponse):
     def __init__(self, method: str, url: Any, **kwargs: Any) -> None:
         kwargs.setdefault("stream_writer", _SentRequest())
         super().__init__(method, url, **kwargs)
+
+    @property
+    def content(self) -> aiohttp.StreamReader:
+        return self._whole_body
+
+    @content.setter
+    def content(self, stream: aiohttp.StreamReader) -> None:
+        # aioresponses feeds the whole body at once into a reader with a 64 KiB limit, whose
+        # stand-in protocol fails an assertion when asked to pause past 128 KiB: a large error
+        # page would never arrive. Give the reader room for any body.
+        stream._high_water = sys.maxsize
+        self._whole_body = stream
 
 
 def _delegate(mock: aioresponses) -> Callable[..., Any]:
