@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -393,3 +395,22 @@ def test_a_large_body_arrives_whole(client: str) -> None:
     assert answer.status == 500
     assert 190_000 < len(answer.text) <= 200_000
     assert answer.text.endswith("</body></html>")
+
+
+def test_a_fake_upstream_loads_only_the_clients_already_imported() -> None:
+    code = (
+        "import sys\n"
+        "from pytest_nucleo.testing import FakeUpstream\n"
+        "heavy = ('aiohttp', 'aioresponses', 'requests', 'responses', 'httpx2', 'httpcore2')\n"
+        "with FakeUpstream(assert_all_called=False):\n"
+        "    pass\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "import requests\n"
+        "with FakeUpstream() as upstream:\n"
+        "    upstream.get('https://api.upstream.example/x').respond(204)\n"
+        "    print(requests.get('https://api.upstream.example/x').status_code)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
+    assert result.stdout.splitlines() == ["[]", "204"], result.stderr
