@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import importlib
 import sys
+import unittest.mock
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
 import httpx
+from respx.mocks import Mocker
 
 if TYPE_CHECKING:
     import respx
@@ -69,6 +71,23 @@ def backend_factories() -> list[Callable[[], Backend]]:
             factory = _loaded[client] = loaded.ClientBackend
         found.append(factory)
     return found
+
+
+def start_mocker(mocker: type[Mocker]) -> None:
+    """Patch a respx mocker's targets as ``mocker.start()`` does, without ``mock.patch``'s spec:
+    respx builds a spec of every patched method on each start (about 0.5 ms), per test."""
+    if mocker._patches:
+        return
+    for target in mocker.targets:
+        where, _, name = target.rpartition(".")
+        owner = getattr(importlib.import_module(where), name)
+        for method in mocker.target_methods:
+            original = vars(owner).get(method)
+            if original is not None:
+                replacement = mocker.mock(original)  # type: ignore[no-untyped-call]
+                patch = unittest.mock.patch.object(owner, method, new=replacement)
+                patch.start()
+                mocker._patches.append(patch)
 
 
 def translate(

@@ -7,14 +7,14 @@ attached, as a real failure would be.
 
 from __future__ import annotations
 
-import importlib
-import unittest.mock
 from typing import Any, ClassVar
 
 import httpcore2
 import httpx
 import respx
 from respx.mocks import HTTPCoreMocker, Mocker
+
+from . import start_mocker
 
 # pytest-httpx2 registers its own respx mocker under this name.
 _PYTEST_HTTPX2 = "httpcore2"
@@ -30,22 +30,6 @@ class _Mocker(HTTPCoreMocker):
         "httpcore2._async.connection_pool.AsyncConnectionPool",
         "httpcore2._async.http_proxy.AsyncHTTPProxy",
     ]
-
-    @classmethod
-    def start(cls) -> None:
-        # respx patches with mock.patch(spec=True), about 0.5 ms a start for these twelve
-        # methods; patching each with its wrapper directly is the same without the spec.
-        if cls._patches:
-            return
-        for target in cls.targets:
-            where, _, name = target.rpartition(".")
-            owner = getattr(importlib.import_module(where), name)
-            for method in cls.target_methods:
-                original = vars(owner).get(method)
-                if original is not None:
-                    patch = unittest.mock.patch.object(owner, method, new=cls.mock(original))  # type: ignore[no-untyped-call]
-                    patch.start()
-                    cls._patches.append(patch)
 
     @classmethod
     def _send_sync_request(cls, httpx_request: httpx.Request, **kwargs: Any) -> Any:
@@ -100,7 +84,7 @@ class ClientBackend:
 
     def start(self, router: respx.Router) -> None:
         _Mocker.register(router)
-        _Mocker.start()
+        start_mocker(_Mocker)
         self._router = router
 
     def stop(self) -> None:
