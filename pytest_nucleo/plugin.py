@@ -14,17 +14,20 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_nucleo.testing import _network
+
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
 
     from pytest_nucleo.testing import FakeUpstream
 
 _UPSTREAM_OPTIONS = ("assert_all_called", "base_url")
-MARKER_OPTIONS = (*_UPSTREAM_OPTIONS, "expect_leaks")
-_FLAGS = ("assert_all_called", "expect_leaks")
+MARKER_OPTIONS = (*_UPSTREAM_OPTIONS, "expect_leaks", "allow_network")
+_FLAGS = ("assert_all_called", "expect_leaks", "allow_network")
 
 _call_failed = pytest.StashKey[bool]()
 _options = pytest.StashKey[dict[str, Any]]()
+_guard = pytest.StashKey[_network.Guard]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -80,13 +83,15 @@ _running: list[_RunnerWatch] = []  # the watches of the sessions running a test,
 
 def pytest_configure(config: pytest.Config) -> None:
     watch = config.stash[_watch] = _RunnerWatch(config)
+    config.stash[_guard] = _network.install()
     logging.getLogger("pytest_nucleo.runner").addHandler(watch)
     config.addinivalue_line(
         "markers",
-        "nucleo(assert_all_called=True, base_url=None, expect_leaks=False): configure the "
-        "fake_upstream fixture (assert_all_called=False lets routes go uncalled; base_url makes "
-        "relative route URLs); expect_leaks=True: the test makes a tool leak a foreign "
-        "exception on purpose, so the report does not count it.",
+        "nucleo(assert_all_called=True, base_url=None, expect_leaks=False, allow_network=False): "
+        "configure the fake_upstream fixture (assert_all_called=False lets routes go uncalled; "
+        "base_url makes relative route URLs); expect_leaks=True: the test makes a tool leak a "
+        "foreign exception on purpose, so the report does not count it; allow_network=True: "
+        "the test may connect to non-loopback addresses.",
     )
 
 
@@ -94,12 +99,25 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     watch = config.stash.get(_watch, None)
     if watch is not None:
         logging.getLogger("pytest_nucleo.runner").removeHandler(watch)
+    guard = config.stash.get(_guard, None)
+    if guard is not None:
+        _network.uninstall(guard)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     # Checked before any fixture runs, so a misspelt option fails the test whatever it uses.
-    item.stash[_options] = _marker_options(item)
+    options = item.stash[_options] = _marker_options(item)
+    guard = item.config.stash.get(_guard, None)
+    if guard is not None:
+        guard.begin(allow_network=options.get("allow_network", False))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    guard = item.config.stash.get(_guard, None)
+    if guard is not None:
+        guard.end()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -123,6 +141,16 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
+    guard = item.config.stash.get(_guard, None)
+    blocked = guard.take() if guard is not None else []
+    if blocked:
+        # Recorded, not only raised: the code under test may have caught the error.
+        message = _network.failure_message(blocked)
+        if report.passed:
+            report.outcome = "failed"
+            report.longrepr = message
+        else:
+            report.sections.append(("pytest-nucleo network guard", message))
     if report.when == "call":
         item.stash[_call_failed] = report.failed
     return report
@@ -160,16 +188,21 @@ def _marker_options(item: pytest.Item) -> dict[str, Any]:
 
 @pytest.fixture
 def fake_upstream(request: pytest.FixtureRequest) -> Generator[FakeUpstream, None, None]:
-    """The upstream services of the tool under test, faked for httpx (sync and async).
+    """The upstream services of the tool under test, faked for httpx and httpx2 (sync and
+    async), requests and aiohttp, from one route table.
 
     ``fake_upstream.get(url).respond(404, text=...)``, ``.timeout()``, ``.connect_error()``,
     ``.throttle(retry_after=...)``, ``.html_error(...)``, ``.not_json()``, ``.sequence(...)``.
     Strict: an unmatched request and a route never called fail the test.
     """
-    for other in ("httpx_mock", "respx_mock"):
+    for other, client in (
+        ("httpx_mock", "httpx"),
+        ("respx_mock", "httpx"),
+        ("httpx2_mock", "httpx2"),
+    ):
         if other in request.fixturenames:
             raise pytest.UsageError(
-                f"fake_upstream and {other} both patch httpx in {request.node.nodeid}: they would "
+                f"fake_upstream and {other} both patch {client} in {request.node.nodeid}: they would "
                 "both answer requests. Use one of them per test."
             )
     from pytest_nucleo.testing import FakeUpstream

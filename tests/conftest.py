@@ -10,11 +10,18 @@ import hypothesis  # noqa: F401
 import pytest
 
 import pytest_nucleo.testing as _testing
+from pytest_nucleo.testing._backends import backend_factories
 
 for _name in _testing.__all__:
     getattr(_testing, _name)
 for _plugin in entry_points(group="pytest11"):
     importlib.import_module(_plugin.value.partition(":")[0])
+# The fake of each client imported so far (aiohttp, requests, httpx2 and their mocks) loads
+# when a FakeUpstream starts; import the clients and load their fakes once here, for the same
+# reason (a fake loaded inside a run would patch a copy of its client the next run forgets).
+for _client in ("aiohttp", "httpx2", "requests"):
+    importlib.import_module(_client)
+backend_factories()
 
 pytest_plugins = ["pytester"]
 

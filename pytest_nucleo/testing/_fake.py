@@ -1,4 +1,9 @@
-"""A fake upstream for httpx clients, built on respx: statuses, timeouts, throttles, sequences.
+"""A fake upstream for every HTTP client a tool uses: statuses, timeouts, throttles, sequences.
+
+One route table (a respx router) answers httpx, httpx2, requests and aiohttp alike, each
+through its own backend under ``_backends``. An outcome is client-neutral: an answer is an
+``httpx.Response``, a transport failure one of httpx's transport errors naming its kind, which
+each backend raises as its client's own exception.
 
 Strict by default: a request no route matches fails with an error naming the URL and the
 routes there are (never a fake timeout), and a route never called fails the test at teardown.
@@ -16,8 +21,9 @@ from typing import Any
 
 import httpx
 import respx
-from respx.mocks import DEFAULT_MOCKER, Mocker
 from respx.models import AllMockedAssertionError
+
+from ._backends import Backend, backend_factories
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 
@@ -34,7 +40,9 @@ class UnexpectedCallError(AssertionError):
 
 @dataclass(frozen=True)
 class Outcome:
-    """What the upstream does for one request: answer with a response, or fail to."""
+    """What the upstream does for one request, whatever the client: answer with a response
+    (``produce`` returns an ``httpx.Response``), or fail to (it raises one of httpx's transport
+    errors, such as ``httpx.ReadTimeout``, which each client's fake raises as its own)."""
 
     description: str
     produce: Callable[[httpx.Request], httpx.Response]
@@ -300,8 +308,18 @@ class _StrictRouter(respx.MockRouter):
             raise self._upstream._unmatched(request) from None
 
 
+def _route_line(request: httpx.Request) -> str:
+    """The line that adds a route for ``request``, its query left out (a route without one
+    matches any query)."""
+    method = request.method.lower()
+    call = method if method in ("get", "post", "put", "patch", "delete") else None
+    url = str(request.url.copy_with(query=None))
+    where = f"{call}({url!r})" if call else f"route({request.method!r}, {url!r})"
+    return f"fake_upstream.{where}.respond(200, json=...)"
+
+
 class FakeUpstream:
-    """The upstream services a tool calls over httpx, faked with respx.
+    """The upstream services a tool calls, faked for httpx, httpx2, requests and aiohttp.
 
     As a fixture: ``fake_upstream``. As a context manager, for one hypothesis example at a
     time: ``with FakeUpstream() as upstream: ...``. On exit it checks that every route was
@@ -314,7 +332,7 @@ class FakeUpstream:
         self.router = _StrictRouter(self)
         self.routes: list[FakeRoute] = []
         self.problems: list[AssertionError] = []
-        self._started = False
+        self._backends: list[Backend] = []
 
     # -- routes ---------------------------------------------------------------------------
 
@@ -379,8 +397,7 @@ class FakeUpstream:
         error = UnmatchedRequestError(
             f"fake_upstream: no route matches {request.method} {request.url}.\n"
             f"Routes:\n{routes}\n"
-            "Add a route for it, e.g. fake_upstream.get(url).respond(200, json=...). "
-            f"See {DOCS}"
+            f"Add a route for it: {_route_line(request)}. See {DOCS}"
         )
         self._problem(error)
         return error
@@ -404,15 +421,24 @@ class FakeUpstream:
     # -- lifecycle ------------------------------------------------------------------------
 
     def start(self) -> FakeUpstream:
-        _refuse_other_mocks()
-        self.router.start()
-        self._started = True
+        """Fake every importable client until ``stop``; refuse beside another mock of one."""
+        backends = [make() for make in backend_factories()]
+        for backend in backends:
+            reason = backend.refusal()
+            if reason is not None:
+                raise RuntimeError(f"fake_upstream cannot start: {reason}")
+        try:
+            for backend in backends:
+                backend.start(self.router)
+                self._backends.append(backend)
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def stop(self) -> None:
-        if self._started:
-            self._started = False
-            self.router.stop(clear=False, reset=False, quiet=True)  # keep calls for verify()
+        while self._backends:
+            self._backends.pop().stop()
 
     def __enter__(self) -> FakeUpstream:
         return self.start()
@@ -427,26 +453,3 @@ class FakeUpstream:
         self.stop()
         if exc is None:
             self.verify()
-
-
-def _refuse_other_mocks() -> None:
-    """Two mocks patching one client answer in an order nobody chose: refuse to start."""
-    live = Mocker.registry[DEFAULT_MOCKER].routers
-    if live:
-        raise RuntimeError(
-            "fake_upstream cannot start: another respx router is already active (the respx_mock "
-            "fixture, @respx.mock, or another FakeUpstream). Two mocks would both answer "
-            "requests. Use fake_upstream alone, or its router (fake_upstream.router) for raw respx "
-            "routes."
-        )
-    for handler in (
-        httpx.HTTPTransport.handle_request,
-        httpx.AsyncHTTPTransport.handle_async_request,
-    ):
-        owner = getattr(handler, "__module__", None) or "httpx"
-        if owner.split(".")[0] != "httpx":
-            raise RuntimeError(
-                f"fake_upstream cannot start: httpx's transport is already patched by {owner} "
-                "(pytest-httpx's httpx_mock, most likely), which would answer every request "
-                "before respx sees it. Use one HTTP mock per test."
-            )

@@ -1,0 +1,135 @@
+"""requests: a ``responses`` mock whose one catch-all callback asks the router.
+
+A neutral failure is raised as the exception requests raises for it, with the message urllib3
+and requests write (``ReadTimeout``, ``ConnectTimeout``, ``ConnectionError``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import requests
+import requests.adapters
+import responses
+import respx
+
+from . import translate
+
+_ANY_URL = re.compile(r".*")
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+
+
+class ClientBackend:
+    client = "requests"
+
+    def __init__(self) -> None:
+        self._mock: responses.RequestsMock | None = None
+
+    def refusal(self) -> str | None:
+        send = requests.adapters.HTTPAdapter.send
+        if send is not responses._real_send:
+            owner = getattr(send, "__module__", None) or type(send).__name__
+            return (
+                f"requests' HTTPAdapter.send is already patched (by {owner}: an active "
+                "`responses` mock, @responses.activate, most likely). Two mocks would both "
+                "answer requests. Use one HTTP mock per test: fake_upstream fakes requests too."
+            )
+        return None
+
+    def start(self, router: respx.Router) -> None:
+        mock = responses.RequestsMock(assert_all_requests_are_fired=False)
+        answer = _answerer(router)
+        for method in _METHODS:
+            mock.add_callback(method, _ANY_URL, callback=answer, content_type=None)
+        mock.start()
+        self._mock = mock
+
+    def stop(self) -> None:
+        if self._mock is not None:
+            self._mock.stop(allow_assert=False)
+            self._mock.reset()
+            self._mock = None
+
+
+def _answerer(router: respx.Router) -> Callable[[requests.PreparedRequest], Any]:
+    def answer(prepared: requests.PreparedRequest) -> tuple[int, list[tuple[str, str]], bytes]:
+        request = httpx.Request(
+            prepared.method or "GET",
+            prepared.url or "",
+            headers={
+                k: v if isinstance(v, str) else v.decode("latin-1")
+                for k, v in prepared.headers.items()
+            },
+            content=_body(prepared.body),
+        )
+        try:
+            response = router.handler(request)
+        except httpx.TransportError as error:
+            raise _failure(error, prepared) from None
+        return response.status_code, list(response.headers.multi_items()), response.content
+
+    return answer
+
+
+def _body(body: object) -> bytes:
+    if body is None:
+        return b""
+    if isinstance(body, str):
+        return body.encode()
+    if isinstance(body, bytes | bytearray):
+        return bytes(body)
+    return b"".join(c.encode() if isinstance(c, str) else bytes(c) for c in body)  # type: ignore[attr-defined]
+
+
+def _failure(error: httpx.TransportError, prepared: requests.PreparedRequest) -> Exception:
+    url = httpx.URL(prepared.url or "")
+    scheme = "HTTPS" if url.scheme == "https" else "HTTP"
+    port = url.port or (443 if url.scheme == "https" else 80)
+    pool = f"{scheme}ConnectionPool(host={url.host!r}, port={port})"
+    path = url.raw_path.decode("ascii", "replace")
+    timeout = getattr(prepared, "req_kwargs", {}).get("timeout")
+    read = timeout[1] if isinstance(timeout, tuple) else timeout
+    connect = timeout[0] if isinstance(timeout, tuple) else timeout
+    read_note = f" (read timeout={read})" if read is not None else ""
+    connect_note = f" (connect timeout={connect})" if connect is not None else ""
+    aborted = "('Connection aborted.', {})"
+
+    def failed(kind: type[requests.RequestException], message: str) -> Exception:
+        return kind(message, request=prepared)
+
+    table: dict[type[httpx.TransportError], Callable[[httpx.TransportError], Exception]] = {
+        httpx.ReadTimeout: lambda e: failed(
+            requests.ReadTimeout, f"{pool}: Read timed out.{read_note}"
+        ),
+        httpx.ConnectTimeout: lambda e: failed(
+            requests.ConnectTimeout,
+            f"{pool}: Max retries exceeded with url: {path} (Caused by ConnectTimeoutError("
+            f"'Connection to {url.host} timed out.{connect_note}'))",
+        ),
+        httpx.WriteTimeout: lambda e: failed(
+            requests.ConnectionError,
+            aborted.format("TimeoutError('The write operation timed out')"),
+        ),
+        httpx.PoolTimeout: lambda e: failed(
+            requests.ConnectionError,
+            f"{pool}: Pool reached maximum size and no more connections are allowed.",
+        ),
+        httpx.ConnectError: lambda e: failed(
+            requests.ConnectionError,
+            f"{pool}: Max retries exceeded with url: {path} (Caused by NewConnectionError("
+            f"'Failed to establish a new connection: {e}'))",
+        ),
+        httpx.RemoteProtocolError: lambda e: failed(
+            requests.ConnectionError,
+            aborted.format("RemoteDisconnected('Remote end closed connection without response')"),
+        ),
+        httpx.ReadError: lambda e: failed(
+            requests.ConnectionError,
+            aborted.format("ConnectionResetError(104, 'Connection reset by peer')"),
+        ),
+        httpx.TransportError: lambda e: failed(requests.ConnectionError, str(e)),
+    }
+    return translate(error, table)

@@ -1,0 +1,416 @@
+"""One route table, every client: each outcome of FakeUpstream through httpx, httpx2, requests
+and aiohttp (sync and async where the client has both), each raising its own exceptions."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import httpx
+import httpx2
+import pytest
+import requests
+from syrupy.assertion import SnapshotAssertion
+
+from pytest_nucleo.strategies import _TRANSPORT_FAILURES
+from pytest_nucleo.testing import (
+    FakeUpstream,
+    UnexpectedCallError,
+    UnmatchedRequestError,
+    connect_error,
+    respond,
+    timeout,
+)
+
+URL = "https://api.upstream.example/items/42"
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    headers: dict[str, str]
+    text: str
+
+
+Send = Callable[..., Answer]
+
+
+def _httpx_sync(module: Any) -> Send:
+    def send(method: str, url: str, **kwargs: Any) -> Answer:
+        with module.Client() as client:
+            r = client.request(method, url, **kwargs)
+        return Answer(r.status_code, {k.lower(): v for k, v in r.headers.items()}, r.text)
+
+    return send
+
+
+def _httpx_async(module: Any) -> Send:
+    def send(method: str, url: str, **kwargs: Any) -> Answer:
+        async def go() -> Answer:
+            async with module.AsyncClient() as client:
+                r = await client.request(method, url, **kwargs)
+            return Answer(r.status_code, {k.lower(): v for k, v in r.headers.items()}, r.text)
+
+        return asyncio.run(go())
+
+    return send
+
+
+def _requests(method: str, url: str, **kwargs: Any) -> Answer:
+    r = requests.request(method, url, timeout=10, **kwargs)
+    return Answer(r.status_code, {k.lower(): v for k, v in r.headers.items()}, r.text)
+
+
+def _aiohttp(method: str, url: str, **kwargs: Any) -> Answer:
+    async def go() -> Answer:
+        async with aiohttp.ClientSession() as session, session.request(method, url, **kwargs) as r:
+            text = await r.text()
+            return Answer(r.status, {k.lower(): v for k, v in r.headers.items()}, text)
+
+    return asyncio.run(go())
+
+
+CLIENTS: dict[str, Send] = {
+    "httpx": _httpx_sync(httpx),
+    "httpx-async": _httpx_async(httpx),
+    "httpx2": _httpx_sync(httpx2),
+    "httpx2-async": _httpx_async(httpx2),
+    "requests": _requests,
+    "aiohttp": _aiohttp,
+}
+FAMILY = {
+    "httpx": "httpx",
+    "httpx-async": "httpx",
+    "httpx2": "httpx2",
+    "httpx2-async": "httpx2",
+    "requests": "requests",
+    "aiohttp": "aiohttp",
+}
+
+# The exception each client raises for each transport failure, by the outcome's description.
+EXPECTED: dict[str, dict[str, type[BaseException]]] = {
+    "read timeout": {
+        "httpx": httpx.ReadTimeout,
+        "httpx2": httpx2.ReadTimeout,
+        "requests": requests.ReadTimeout,
+        "aiohttp": aiohttp.SocketTimeoutError,
+    },
+    "connection refused": {
+        "httpx": httpx.ConnectError,
+        "httpx2": httpx2.ConnectError,
+        "requests": requests.ConnectionError,
+        "aiohttp": aiohttp.ClientConnectorError,
+    },
+    "connect timeout": {
+        "httpx": httpx.ConnectTimeout,
+        "httpx2": httpx2.ConnectTimeout,
+        "requests": requests.ConnectTimeout,
+        "aiohttp": aiohttp.ConnectionTimeoutError,
+    },
+    "write timeout": {
+        "httpx": httpx.WriteTimeout,
+        "httpx2": httpx2.WriteTimeout,
+        "requests": requests.ConnectionError,
+        "aiohttp": aiohttp.SocketTimeoutError,
+    },
+    "pool timeout": {
+        "httpx": httpx.PoolTimeout,
+        "httpx2": httpx2.PoolTimeout,
+        "requests": requests.ConnectionError,
+        "aiohttp": aiohttp.ConnectionTimeoutError,
+    },
+    "server disconnected": {
+        "httpx": httpx.RemoteProtocolError,
+        "httpx2": httpx2.RemoteProtocolError,
+        "requests": requests.ConnectionError,
+        "aiohttp": aiohttp.ServerDisconnectedError,
+    },
+    "connection reset": {
+        "httpx": httpx.ReadError,
+        "httpx2": httpx2.ReadError,
+        "requests": requests.ConnectionError,
+        "aiohttp": aiohttp.ClientOSError,
+    },
+}
+
+clients = pytest.mark.parametrize("client", list(CLIENTS))
+
+
+@clients
+def test_an_answer_reaches_every_client_alike(client: str) -> None:
+    send = CLIENTS[client]
+    with FakeUpstream() as upstream:
+        upstream.get(URL).respond(503, json={"error": "down"}, headers={"Retry-After": "3"})
+        answer = send("GET", URL)
+    assert answer.status == 503
+    assert answer.headers["retry-after"] == "3"
+    assert answer.headers["content-type"] == "application/json"
+    assert json.loads(answer.text) == {"error": "down"}
+
+
+@clients
+def test_text_throttle_html_and_not_json_bodies(client: str) -> None:
+    send = CLIENTS[client]
+    base = "https://api.upstream.example"
+    with FakeUpstream() as upstream:
+        upstream.get(f"{base}/text").respond(404, text="no such item")
+        upstream.get(f"{base}/slow").throttle(retry_after=7)
+        upstream.get(f"{base}/html").html_error(502, size=5_000)
+        upstream.get(f"{base}/login").not_json()
+        text = send("GET", f"{base}/text")
+        slow = send("GET", f"{base}/slow")
+        html = send("GET", f"{base}/html")
+        login = send("GET", f"{base}/login")
+    assert (text.status, text.text) == (404, "no such item")
+    assert (slow.status, slow.headers["retry-after"]) == (429, "7")
+    assert "Rate limit exceeded" in slow.text
+    assert html.status == 502
+    assert html.headers["content-type"].startswith("text/html")
+    assert html.text.startswith("<!DOCTYPE html>")
+    assert 4_500 < len(html.text) <= 5_000
+    assert login.status == 200
+    assert "Please sign in" in login.text
+
+
+@clients
+@pytest.mark.parametrize(
+    "outcome", [timeout(), connect_error(), *_TRANSPORT_FAILURES[2:]], ids=lambda o: o.description
+)
+def test_a_transport_failure_raises_the_clients_own_exception(client: str, outcome: Any) -> None:
+    send = CLIENTS[client]
+    expected = EXPECTED[outcome.description][FAMILY[client]]
+    with FakeUpstream() as upstream:
+        upstream.get(URL).always(outcome)
+        with pytest.raises(expected) as caught:
+            send("GET", URL)
+    # The exact class, not a look-alike: a tool's `except` clause keys on it.
+    assert type(caught.value) is expected
+    assert not isinstance(caught.value, httpx.HTTPError) or FAMILY[client] == "httpx"
+
+
+def test_the_failure_messages_read_as_each_client_writes_them(
+    llm_snapshot: SnapshotAssertion,
+) -> None:
+    lines = []
+    for outcome in (timeout(), connect_error(), *_TRANSPORT_FAILURES[2:]):
+        for client in ("httpx", "httpx2", "requests", "aiohttp"):
+            with FakeUpstream() as upstream:
+                upstream.get(URL).always(outcome)
+                try:
+                    CLIENTS[client]("GET", URL)
+                except Exception as exc:
+                    lines.append(f"{outcome.description} / {client}: {type(exc).__name__}: {exc}")
+    assert len(lines) == 28
+    assert "\n".join(lines) == llm_snapshot
+
+
+@clients
+def test_a_sequence_gives_one_outcome_per_call_and_fails_past_its_end(client: str) -> None:
+    send = CLIENTS[client]
+    family = FAMILY[client]
+    upstream = FakeUpstream().start()
+    try:
+        upstream.get(URL).sequence(timeout(), respond(503), respond(200, json={"id": 42}))
+        with pytest.raises(EXPECTED["read timeout"][family]):
+            send("GET", URL)
+        assert send("GET", URL).status == 503
+        assert json.loads(send("GET", URL).text) == {"id": 42}
+        with pytest.raises(UnexpectedCallError):
+            send("GET", URL)
+    finally:
+        upstream.stop()
+    assert [type(p) for p in upstream.problems] == [UnexpectedCallError]
+    with pytest.raises(AssertionError, match="was called 4 times, but its sequence has 3"):
+        upstream.verify()
+
+
+@clients
+def test_every_clients_request_is_recorded_as_an_httpx_request(client: str) -> None:
+    send = CLIENTS[client]
+    with FakeUpstream() as upstream:
+        route = upstream.post("https://api.upstream.example/items").respond(201)
+        send(
+            "POST",
+            "https://api.upstream.example/items?draft=1",
+            json={"name": "lamp"},
+            headers={"X-Trace": "t-1"},
+        )
+    (request,) = route.calls
+    assert upstream.requests == [request]
+    assert isinstance(request, httpx.Request)
+    assert request.method == "POST"
+    assert str(request.url) == "https://api.upstream.example/items?draft=1"
+    assert request.headers["x-trace"] == "t-1"
+    assert json.loads(request.content) == {"name": "lamp"}
+
+
+@clients
+def test_an_unmatched_request_fails_even_when_the_tool_swallows_it(client: str) -> None:
+    send = CLIENTS[client]
+    upstream = FakeUpstream(assert_all_called=False).start()
+    try:
+        upstream.get(URL).respond(200)
+        # A tool's broad except: the fake must not be fooled by it.
+        with contextlib.suppress(BaseException):
+            send("GET", "https://api.upstream.example/items/7?full=1")
+    finally:
+        upstream.stop()
+    (problem,) = upstream.problems
+    assert isinstance(problem, UnmatchedRequestError)
+    message = str(problem)
+    assert "no route matches GET https://api.upstream.example/items/7?full=1" in message
+    assert "GET https://api.upstream.example/items/42 -> respond 200" in message
+    assert (
+        "Add a route for it: fake_upstream.get('https://api.upstream.example/items/7')"
+        ".respond(200, json=...)" in message
+    )
+    with pytest.raises(AssertionError, match="no route matches GET"):
+        upstream.verify()
+
+
+@clients
+def test_an_unused_route_is_reported(client: str) -> None:
+    send = CLIENTS[client]
+    upstream = FakeUpstream().start()
+    upstream.get(URL).respond(200)
+    upstream.get("https://api.upstream.example/other").respond(200)
+    send("GET", URL)
+    upstream.stop()
+    with pytest.raises(AssertionError, match=r"1 route\(s\) were never called:\n  GET .*/other"):
+        upstream.verify()
+
+
+def test_one_route_answers_every_client_and_counts_them_all() -> None:
+    with FakeUpstream() as upstream:
+        route = upstream.get(URL).respond(200, text="ok")
+        answers = [send("GET", URL).text for send in CLIENTS.values()]
+    assert answers == ["ok"] * len(CLIENTS)
+    assert len(route.calls) == len(CLIENTS)
+
+
+def test_the_fakes_are_gone_after_stop() -> None:
+    original_send = requests.adapters.HTTPAdapter.send
+    original_request = aiohttp.ClientSession._request
+    with FakeUpstream() as upstream:
+        upstream.get(URL).respond(200)
+        assert requests.adapters.HTTPAdapter.send is not original_send
+        assert aiohttp.ClientSession._request is not original_request
+        CLIENTS["requests"]("GET", URL)
+    assert requests.adapters.HTTPAdapter.send is original_send
+    assert aiohttp.ClientSession._request is original_request
+
+
+def test_refuses_to_start_beside_an_active_responses_mock() -> None:
+    import responses
+
+    with (
+        responses.RequestsMock(),
+        pytest.raises(RuntimeError, match=r"requests' HTTPAdapter\.send is already patched"),
+    ):
+        FakeUpstream().start()
+    # Nothing was left half-started: a FakeUpstream starts cleanly afterwards.
+    with FakeUpstream() as upstream:
+        upstream.get(URL).respond(204)
+        assert CLIENTS["httpx"]("GET", URL).status == 204
+
+
+def test_refuses_to_start_beside_an_active_aioresponses_mock() -> None:
+    from aioresponses import aioresponses
+
+    with (
+        aioresponses(),
+        pytest.raises(RuntimeError, match=r"aiohttp's ClientSession\._request is already"),
+    ):
+        FakeUpstream().start()
+
+
+def test_refuses_to_start_beside_pytest_httpx2(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import respx
+        from pytest_nucleo.testing import FakeUpstream
+
+        def test_both_fixtures(fake_upstream, httpx2_mock):
+            pass
+
+        def test_live_router(httpx2_mock):
+            FakeUpstream().start()
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*fake_upstream and httpx2_mock both patch httpx2*",
+            "*fake_upstream cannot start: pytest-httpx2's httpx2_mock*",
+        ]
+    )
+
+
+def test_the_fixture_fails_a_test_whose_tool_swallowed_an_unmatched_request(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        """
+        import asyncio
+        import aiohttp
+        import requests
+
+        def test_requests(fake_upstream):
+            try:
+                requests.get("https://api.upstream.example/missing", timeout=5)
+            except BaseException:
+                pass
+
+        def test_aiohttp(fake_upstream):
+            async def go():
+                async with aiohttp.ClientSession() as session:
+                    try:
+                        await session.get("https://api.upstream.example/missing")
+                    except BaseException:
+                        pass
+            asyncio.run(go())
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, errors=2)
+    result.stdout.fnmatch_lines(
+        ["*fake_upstream: no route matches GET https://api.upstream.example/missing*"]
+    )
+
+
+@clients
+def test_a_large_body_arrives_whole(client: str) -> None:
+    # aiohttp's fake once failed on bodies past its reader's 128 KiB high-water mark.
+    with FakeUpstream() as upstream:
+        upstream.get(URL).html_error(500)
+        answer = CLIENTS[client]("GET", URL)
+    assert answer.status == 500
+    assert 190_000 < len(answer.text) <= 200_000
+    assert answer.text.endswith("</body></html>")
+
+
+def test_a_fake_upstream_loads_only_the_clients_already_imported() -> None:
+    code = (
+        "import sys\n"
+        "from pytest_nucleo.testing import FakeUpstream\n"
+        "heavy = ('aiohttp', 'aioresponses', 'requests', 'responses', 'httpx2', 'httpcore2')\n"
+        "with FakeUpstream(assert_all_called=False):\n"
+        "    pass\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "import requests\n"
+        "with FakeUpstream() as upstream:\n"
+        "    upstream.get('https://api.upstream.example/x').respond(204)\n"
+        "    print(requests.get('https://api.upstream.example/x').status_code)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
+    assert result.stdout.splitlines() == ["[]", "204"], result.stderr
