@@ -85,51 +85,70 @@ def _body(body: object) -> bytes:
 
 
 def _failure(error: httpx.TransportError, prepared: requests.PreparedRequest) -> Exception:
+    """The exception requests raises for ``error``, wrapping the urllib3 exception it really
+    wraps (a refused connection is a ConnectionError of a MaxRetryError of a
+    NewConnectionError), so code that inspects the cause sees what production would."""
+    from http.client import RemoteDisconnected
+
+    from urllib3 import exceptions as u
+    from urllib3.connection import HTTPConnection, HTTPSConnection
+    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
     url = httpx.URL(prepared.url or "")
-    scheme = "HTTPS" if url.scheme == "https" else "HTTP"
-    port = url.port or (443 if url.scheme == "https" else 80)
-    pool = f"{scheme}ConnectionPool(host={url.host!r}, port={port})"
+    secure = url.scheme == "https"
+    host, port = url.host, url.port or (443 if secure else 80)
+    pool = (HTTPSConnectionPool if secure else HTTPConnectionPool)(host, port)
     path = url.raw_path.decode("ascii", "replace")
     timeout = getattr(prepared, "req_kwargs", {}).get("timeout")
     read = timeout[1] if isinstance(timeout, tuple) else timeout
     connect = timeout[0] if isinstance(timeout, tuple) else timeout
     read_note = f" (read timeout={read})" if read is not None else ""
     connect_note = f" (connect timeout={connect})" if connect is not None else ""
-    aborted = "('Connection aborted.', {})"
 
-    def failed(kind: type[requests.RequestException], message: str) -> Exception:
-        return kind(message, request=prepared)
+    def connection() -> HTTPConnection:  # built, never connected
+        return (HTTPSConnection if secure else HTTPConnection)(host, port)
+
+    # urllib3 puts the connection object in a ConnectTimeoutError too, whose repr holds a
+    # memory address; the fake leaves it out, so failure messages stay the same run to run.
+    def retried(reason: Exception) -> u.MaxRetryError:
+        return u.MaxRetryError(pool, path, reason)
+
+    def aborted(cause: BaseException) -> u.ProtocolError:
+        return u.ProtocolError("Connection aborted.", cause)
+
+    def failed(kind: type[requests.RequestException], wrapped: Exception) -> Exception:
+        return kind(wrapped, request=prepared)
 
     table: dict[type[httpx.TransportError], Callable[[httpx.TransportError], Exception]] = {
         httpx.ReadTimeout: lambda e: failed(
-            requests.ReadTimeout, f"{pool}: Read timed out.{read_note}"
+            requests.ReadTimeout, u.ReadTimeoutError(pool, path, f"Read timed out.{read_note}")
         ),
         httpx.ConnectTimeout: lambda e: failed(
             requests.ConnectTimeout,
-            f"{pool}: Max retries exceeded with url: {path} (Caused by ConnectTimeoutError("
-            f"'Connection to {url.host} timed out.{connect_note}'))",
+            retried(u.ConnectTimeoutError(f"Connection to {host} timed out.{connect_note}")),
         ),
         httpx.WriteTimeout: lambda e: failed(
-            requests.ConnectionError,
-            aborted.format("TimeoutError('The write operation timed out')"),
+            requests.ConnectionError, aborted(TimeoutError("The write operation timed out"))
         ),
         httpx.PoolTimeout: lambda e: failed(
             requests.ConnectionError,
-            f"{pool}: Pool reached maximum size and no more connections are allowed.",
+            u.EmptyPoolError(
+                pool, "Pool reached maximum size and no more connections are allowed."
+            ),
         ),
         httpx.ConnectError: lambda e: failed(
             requests.ConnectionError,
-            f"{pool}: Max retries exceeded with url: {path} (Caused by NewConnectionError("
-            f"'Failed to establish a new connection: {e}'))",
+            retried(
+                u.NewConnectionError(connection(), f"Failed to establish a new connection: {e}")
+            ),
         ),
         httpx.RemoteProtocolError: lambda e: failed(
             requests.ConnectionError,
-            aborted.format("RemoteDisconnected('Remote end closed connection without response')"),
+            aborted(RemoteDisconnected("Remote end closed connection without response")),
         ),
         httpx.ReadError: lambda e: failed(
-            requests.ConnectionError,
-            aborted.format("ConnectionResetError(104, 'Connection reset by peer')"),
+            requests.ConnectionError, aborted(ConnectionResetError(104, "Connection reset by peer"))
         ),
-        httpx.TransportError: lambda e: failed(requests.ConnectionError, str(e)),
+        httpx.TransportError: lambda e: requests.ConnectionError(str(e), request=prepared),
     }
     return translate(error, table)
