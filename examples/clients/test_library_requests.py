@@ -1,0 +1,35 @@
+"""The library's tools on requests keep the whole failure contract, like the httpx examples."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("requests")  # the `requests` extra; a plain `pip install .` skips this module
+
+from library import API_KEY, BASE_URL  # noqa: E402
+from library_requests import fetch_book, search_books  # noqa: E402
+
+from pytest_nucleo.testing import ToolContract, respond  # noqa: E402
+
+BOOK = {"isbn": "9780306406157", "title": "Dune", "year": 1965}
+
+
+class TestRequestsFetchBook(ToolContract):
+    tool = fetch_book
+    kind = "fetch"
+    service_name = "Library"
+    endpoint = f"GET {BASE_URL}/books/9780306406157"
+    valid_call = {"isbn": "9780306406157"}
+    valid_response = respond(200, json=BOOK)
+    secrets = (API_KEY,)
+
+
+class TestRequestsSearchBooks(ToolContract):
+    tool = search_books
+    kind = "search"
+    service_name = "Library"
+    endpoint = f"GET {BASE_URL}/search?q=dune"
+    valid_call = {"query": "dune"}
+    valid_response = respond(200, json={"books": [BOOK]})
+    empty_response = respond(404, json={"error": "no book matches"})
+    secrets = (API_KEY,)
