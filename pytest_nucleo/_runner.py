@@ -41,10 +41,12 @@ from ._exceptions import (
     UpstreamRetryException,
     check_seconds,
 )
-from ._limits import LimiterRefusalException, Permit, RateLimiter, UpstreamFailure
 from ._retry_after import RETRY_AFTER_CAP
 from ._secrets import redact
 from ._text import VALUE_LIMIT, clean_block, one_line, seconds
+from .limits._failure import UpstreamFailure
+from .limits._limiter import Permit, RateLimiter
+from .limits._refusal import LimiterRefusalException
 
 logger = logging.getLogger("pytest_nucleo.runner")
 # A library adds no handler but NullHandler: the application decides where records go.

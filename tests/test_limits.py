@@ -752,4 +752,4 @@ def test_admissions_are_forgotten_once_out_of_the_window() -> None:
     for _ in range(1000):
         lim.record_success(lim.acquire())
         clock.advance(0.5)
-    assert len(lim._admitted) <= 4
+    assert len(lim._local.state.windows[0].takes) <= 4
