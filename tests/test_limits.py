@@ -1,4 +1,9 @@
-"""Rate limiters (CONTRACT section 7, TARGETS R9-R11): all on a fake clock, nothing sleeps."""
+"""Rate limiters: all on a fake clock, nothing sleeps.
+
+The rules are the same wherever a limiter keeps its state, so every test of them runs against
+both stores: in the process, and in Redis (a real redis-server on a loopback port, see
+``_redis_server.py``). Tests of what does not depend on the store run once.
+"""
 
 from __future__ import annotations
 
@@ -17,9 +22,57 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 import pytest_nucleo as nucleo
+from _redis_server import unique_prefix
 from pytest_nucleo import FakeClock, LimiterRefusalException, RateLimiter, UpstreamFailure
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Store-independent: texts, settings, reading what the server said, subprocess scenarios.
+ONE_STORE = {
+    "test_refusal_text_for_an_open_circuit",
+    "test_refusal_text_while_a_probe_is_in_flight",
+    "test_refusal_text_for_a_retry_after_beyond_the_cap",
+    "test_refusal_text_for_a_window_wait_beyond_the_cap",
+    "test_a_refusal_readdressed_by_wrap_with_context_is_not_an_upstream_failure",
+    "test_refusal_pickles_with_its_fields",
+    "test_the_carrier_with_a_status_is_found_through_wrap_with_context",
+    "test_an_http_carrier_is_quoted_by_what_its_server_said",
+    "test_a_failure_without_a_response_has_no_status",
+    "test_odd_carrier_attributes_are_ignored",
+    "test_impossible_settings_say_what_to_change",
+    "test_a_limiter_needs_a_name_and_a_real_clock",
+    "test_limiter_scenario_is_the_same_in_every_time_zone",
+    "test_admissions_are_forgotten_once_out_of_the_window",
+}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "store" in metafunc.fixturenames and metafunc.function.__name__ not in ONE_STORE:
+        metafunc.parametrize("store", ["local", "redis"], indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Where the limiters of a test keep their state: ``RateLimiter`` here builds them there.
+
+    On Redis the store runs on the limiter's own clock, so the fake clock drives the shared
+    state exactly as it drives the in-process one."""
+    kind: str = getattr(request, "param", "local")
+    if kind == "redis":
+        client = request.getfixturevalue("redis_server").client()
+        request.addfinalizer(client.close)
+        prefix = unique_prefix()
+        real = nucleo.RateLimiter
+
+        def shared(
+            name: str, *, clock: nucleo.Clock | None = None, **settings: float
+        ) -> RateLimiter:
+            on = clock if clock is not None else nucleo.SystemClock()
+            where = nucleo.RedisStore(client, prefix=prefix, clock=on)
+            return real(name, clock=clock, store=where, **settings)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(sys.modules[__name__], "RateLimiter", shared)
+    return kind
 
 
 class Http429(nucleo.UpstreamThrottleException):
@@ -641,7 +694,7 @@ def test_async_def_failures_count() -> None:
 def test_limiters_use_the_testing_switch_through_the_system_clock() -> None:
     nucleo.set_testing(True)
     try:
-        lim = nucleo.RateLimiter("s", max_requests=1, window_seconds=30)
+        lim = RateLimiter("s", max_requests=1, window_seconds=30)
         for _ in range(10):
             lim.acquire()  # each waits 30 s of skipped time: no pile-up, no refusal
         assert lim.stats().refusals == 0

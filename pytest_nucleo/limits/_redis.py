@@ -262,6 +262,8 @@ class SharedState:
             return self._alone(change, admission)
 
     async def arun(self, change: Change[T], *, admission: bool = False, read: bool = False) -> T:
+        if not self.is_async:
+            return self.run(change, admission=admission, read=read)  # a brief blocking call
         # Not under the thread lock: an event loop's tasks take turns between awaits, and a
         # lost turn is a conflict the transaction retries.
         if self._clock.monotonic() >= self._down_until:
