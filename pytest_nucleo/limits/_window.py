@@ -85,16 +85,26 @@ class SlidingWindow:
         return start
 
     def add(self, start: float, units: int) -> None:
-        self.takes.append((start, units))
+        takes = self.takes
+        if takes and takes[-1][0] == start:
+            # Takes that start together count together: one entry keeps the state small.
+            takes[-1] = (start, takes[-1][1] + units)
+        else:
+            takes.append((start, units))
         self.total += units
 
     def remove(self, start: float, units: int) -> None:
         """Give back a take that was never made; nothing when it already left the window."""
-        try:
-            self.takes.remove((start, units))
-        except ValueError:
-            return
-        self.total -= units
+        takes = self.takes
+        for index in range(len(takes) - 1, -1, -1):
+            begun, taken = takes[index]
+            if begun == start and taken >= units:
+                if taken == units:
+                    del takes[index]
+                else:
+                    takes[index] = (begun, taken - units)
+                self.total -= units
+                return
 
     def forget(self, now: float, window: float, widest: float, capacity: int) -> None:
         """Drop the takes that can never count again."""
