@@ -45,7 +45,7 @@ from ._retry_after import RETRY_AFTER_CAP
 from ._secrets import redact
 from ._text import VALUE_LIMIT, clean_block, one_line, seconds
 from .limits._failure import UpstreamFailure
-from .limits._limiter import Permit, RateLimiter
+from .limits._limiter import Permit, RateLimiter, Units
 from .limits._refusal import LimiterRefusalException
 
 logger = logging.getLogger("pytest_nucleo.runner")
@@ -179,10 +179,12 @@ class CancelToken:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ToolInfo:
-    """What ``@tool`` attached to a function: the name the model knows it by, its limiters."""
+    """What ``@tool`` attached to a function: the name the model knows it by, its limiters,
+    and what a call costs them (``cost``, called with the call's arguments)."""
 
     name: str
     limiters: tuple[RateLimiter, ...] = ()
+    cost: Cost | None = None
 
     @staticmethod
     def of(target: object) -> ToolInfo | None:
@@ -192,6 +194,19 @@ class ToolInfo:
 
 
 _INFO = "__nucleo_tool__"
+
+Cost = Callable[..., Units]
+"""What a call takes of its limiters, computed from the call's arguments (see ``@tool``)."""
+
+
+def _check_cost(cost: Cost | None) -> Cost | None:
+    if cost is not None and not callable(cost):
+        raise TypeError(
+            f"cost must be a function of the tool's arguments returning the units a call "
+            f"takes (a whole number, or budget names to whole numbers); got a "
+            f"{type(cost).__name__}"
+        )
+    return cost
 
 
 def _check_limiters(limiters: Iterable[RateLimiter]) -> tuple[RateLimiter, ...]:
@@ -209,20 +224,31 @@ def _check_limiters(limiters: Iterable[RateLimiter]) -> tuple[RateLimiter, ...]:
 @overload
 def tool(func: F, /) -> F: ...
 @overload
-def tool(*, name: str | None = None, limiters: Iterable[RateLimiter] = ()) -> Callable[[F], F]: ...
 def tool(
-    func: F | None = None, /, *, name: str | None = None, limiters: Iterable[RateLimiter] = ()
+    *, name: str | None = None, limiters: Iterable[RateLimiter] = (), cost: Cost | None = None
+) -> Callable[[F], F]: ...
+def tool(
+    func: F | None = None,
+    /,
+    *,
+    name: str | None = None,
+    limiters: Iterable[RateLimiter] = (),
+    cost: Cost | None = None,
 ) -> F | Callable[[F], F]:
     """Name a tool and attach its limiters, for :func:`run_tool` / :func:`arun_tool`.
 
     ``@tool``, or ``@tool(name="search_orders", limiters=[shop_limiter])``. The function is
     returned unchanged (calling it directly bypasses the runner, its limiters and its retries);
     the runner reads the name (default: the function's ``__name__``) and the limiters from it.
+    ``cost`` is called with each call's arguments and returns the units it takes of every
+    limiter (``limiter.acquire(units=...)``), for example
+    ``cost=lambda prompt: {"tokens": len(prompt) // 4}``; without it a call takes 1.
     """
     checked = _check_limiters(limiters)
+    priced = _check_cost(cost)
 
     def attach(target: F) -> F:
-        setattr(target, _INFO, ToolInfo(name or _name_of(target), checked))
+        setattr(target, _INFO, ToolInfo(name or _name_of(target), checked, priced))
         return target
 
     return attach if func is None else attach(func)
@@ -511,6 +537,7 @@ class _Call:
     max_backoff: float
     clock: Clock
     facts: _Facts
+    cost: Cost | None = None
 
     @classmethod
     def prepare(
@@ -522,6 +549,7 @@ class _Call:
         backoff: float,
         max_backoff: float,
         clock: Clock | None,
+        cost: Cost | None = None,
     ) -> _Call:
         if not callable(target):
             raise TypeError(f"a tool must be callable; got a {type(target).__name__}")
@@ -541,6 +569,7 @@ class _Call:
             max_backoff=float(max_backoff),
             clock=clock if clock is not None else SYSTEM_CLOCK,
             facts=_facts(target),
+            cost=_check_cost(cost) or (info.cost if info is not None else None),
         )
 
     # outcomes
@@ -552,6 +581,14 @@ class _Call:
     def succeeded(self, permits: _Permits, value: Any) -> ToolResult:
         for limiter, permit in permits:
             limiter.record_success(permit)
+        return self.result(value)
+
+    async def asucceeded(self, permits: _Permits, value: Any) -> ToolResult:
+        for limiter, permit in permits:
+            await limiter.arecord_success(permit)
+        return self.result(value)
+
+    def result(self, value: Any) -> ToolResult:
         try:
             text = _serialize(value)
         except (TypeError, ValueError, RecursionError) as exc:
@@ -575,10 +612,43 @@ class _Call:
         for limiter, permit in permits:
             limiter.release(permit)
 
+    @staticmethod
+    async def arelease(permits: _Permits) -> None:
+        for limiter, permit in permits:
+            await limiter.arelease(permit)
+
+    def units(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Units:
+        """What this call takes of its limiters: the cost function's answer, else 1."""
+        return 1 if self.cost is None or not self.limiters else self.cost(*args, **kwargs)
+
     def after_error(
         self, permits: _Permits, exc: BaseException, attempt: int
     ) -> ToolResult | float:
         """Tell the limiters; return the final result, or the delay before the next attempt."""
+        failure, wait = self.news(permits, exc)
+        for limiter, permit in permits:
+            if failure is None:
+                limiter.release(permit, retry_after=wait)
+            else:
+                limiter.record_failure(failure, permit)
+        return self.next_step(exc, attempt)
+
+    async def aafter_error(
+        self, permits: _Permits, exc: BaseException, attempt: int
+    ) -> ToolResult | float:
+        """:meth:`after_error`, telling the limiters with their awaitable methods."""
+        failure, wait = self.news(permits, exc)
+        for limiter, permit in permits:
+            if failure is None:
+                await limiter.arelease(permit, retry_after=wait)
+            else:
+                await limiter.arecord_failure(failure, permit)
+        return self.next_step(exc, attempt)
+
+    @staticmethod
+    def news(permits: _Permits, exc: BaseException) -> tuple[UpstreamFailure | None, float | None]:
+        """What the limiters hear of a failed attempt: the upstream's failure, or nothing but
+        a retry signal's suggested wait."""
         failure = UpstreamFailure.from_exception(exc) if permits else None
         signal = find_in_chain(exc, UpstreamRetryException)
         # A signal's suggested wait holds the limiters too: no other call goes out before it
@@ -588,11 +658,10 @@ class _Call:
             wait = min(signal.retry_after, RETRY_AFTER_CAP)
         if failure is not None and wait is not None and (failure.retry_after or 0.0) < wait:
             failure = dataclasses.replace(failure, retry_after=wait)
-        for limiter, permit in permits:
-            if failure is None:
-                limiter.release(permit, retry_after=wait)
-            else:
-                limiter.record_failure(failure, permit)
+        return failure, wait
+
+    def next_step(self, exc: BaseException, attempt: int) -> ToolResult | float:
+        signal = find_in_chain(exc, UpstreamRetryException)
         if signal is None:
             return self.failed(self.readable(exc))
         if attempt >= self.retries:
@@ -632,13 +701,17 @@ class _Call:
         self, args: tuple[Any, ...], kwargs: dict[str, Any], cancel: CancelToken | None
     ) -> ToolResult:
         attempt = 0
+        try:
+            units = self.units(args, kwargs)
+        except Exception as exc:
+            return self.failed(self.readable(exc))
         while True:
             if cancel is not None and cancel.cancelled:
                 return self.failed(JobCancelledException())
             permits: _Permits = []
             try:
                 for limiter in self.limiters:
-                    permits.append((limiter, limiter.acquire()))
+                    permits.append((limiter, limiter.acquire(units)))
             except LimiterRefusalException as refusal:
                 self.release(permits)
                 return self.failed(refusal)
@@ -672,16 +745,20 @@ class _Call:
     async def arun(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> ToolResult:
         attempt = 0
         is_async = self.facts.is_async
+        try:
+            units = self.units(args, kwargs)
+        except Exception as exc:
+            return self.failed(self.readable(exc))
         while True:
             permits: _Permits = []
             try:
                 for limiter in self.limiters:
-                    permits.append((limiter, await limiter.aacquire()))
+                    permits.append((limiter, await limiter.aacquire(units)))
             except LimiterRefusalException as refusal:
-                self.release(permits)
+                await self.arelease(permits)
                 return self.failed(refusal)
             except BaseException:
-                self.release(permits)
+                await self.arelease(permits)
                 raise
             try:
                 if is_async:
@@ -693,19 +770,19 @@ class _Call:
                     if inspect.isawaitable(value):
                         value = await value
             except Exception as exc:
-                outcome = self.after_error(permits, exc, attempt)
+                outcome = await self.aafter_error(permits, exc, attempt)
             except asyncio.CancelledError as exc:
                 task = asyncio.current_task()
                 if task is None or task.cancelling():
-                    self.release(permits)
+                    await self.arelease(permits)
                     raise  # someone cancelled this task: never swallow that
                 # The tool let a CancelledError of its own escape: a bug of the tool.
-                outcome = self.after_error(permits, exc, attempt)
+                outcome = await self.aafter_error(permits, exc, attempt)
             except BaseException:
-                self.release(permits)
+                await self.arelease(permits)
                 raise
             else:
-                return self.succeeded(permits, value)
+                return await self.asucceeded(permits, value)
             if isinstance(outcome, ToolResult):
                 return outcome
             await self.clock.asleep(outcome)
@@ -779,6 +856,7 @@ def run_tool(
     max_backoff: float = DEFAULT_MAX_BACKOFF,
     clock: Clock | None = None,
     cancel: CancelToken | None = None,
+    cost: Cost | None = None,
 ) -> ToolResult:
     """Call ``tool`` with the ``arguments`` a model sent and return what the model reads.
 
@@ -791,13 +869,16 @@ def run_tool(
       ``retries`` more times, waiting ``backoff x 2**n`` seconds (at least the signal's
       ``retry_after``, at most ``max_backoff``) on ``clock``; past that, or when the signal
       asks for more than ``max_backoff``, a :class:`RetriesExhaustedException`.
-    - ``limiters`` (default: those of ``@tool``) admit each attempt and hear how it went.
+    - ``limiters`` (default: those of ``@tool``) admit each attempt and hear how it went;
+      ``cost`` (default: that of ``@tool``, else 1) is called with the call's arguments and
+      returns the units each attempt takes of them (a whole number, or budget names to whole
+      numbers). A cost function that raises fails the call like the tool would.
     - ``cancel``: a :class:`CancelToken` checked before each attempt and each wait.
 
     An ``async def`` tool is run with ``asyncio.run`` when no event loop is running here; under
     a running loop use :func:`arun_tool`.
     """
-    call = _Call.prepare(tool, name, limiters, retries, backoff, max_backoff, clock)
+    call = _Call.prepare(tool, name, limiters, retries, backoff, max_backoff, clock, cost)
     if call.facts.is_async:
         return run_sync(
             lambda: arun_tool(
@@ -810,6 +891,7 @@ def run_tool(
                 max_backoff=max_backoff,
                 clock=clock,
                 cancel=cancel,
+                cost=call.cost,
             ),
             refusal=f"{call.name} is an async tool and an event loop is running in this thread: "
             "use `await arun_tool(...)`",
@@ -833,6 +915,7 @@ async def arun_tool(
     clock: Clock | None = None,
     timeout: float | None = None,
     cancel: CancelToken | None = None,
+    cost: Cost | None = None,
 ) -> ToolResult:
     """:func:`run_tool` for asyncio, with the runner's own stops.
 
@@ -843,7 +926,7 @@ async def arun_tool(
     result. A plain (sync) tool runs in a worker thread; when it is stopped, the thread runs on
     to its end but its result is dropped.
     """
-    call = _Call.prepare(tool, name, limiters, retries, backoff, max_backoff, clock)
+    call = _Call.prepare(tool, name, limiters, retries, backoff, max_backoff, clock, cost)
     check_seconds(timeout, "timeout")
     try:
         args, kwargs = _bind(call.facts, arguments)
