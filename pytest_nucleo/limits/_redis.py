@@ -94,9 +94,14 @@ class RedisStore:
         recheck_seconds: float = 1.0,
         clock: Clock | None = None,
     ) -> None:
-        import redis
-        import redis.asyncio
-        from redis.exceptions import RedisError
+        try:
+            import redis
+            import redis.asyncio
+            from redis.exceptions import RedisError
+        except ImportError as exc:
+            raise ImportError(
+                "RedisStore needs the redis client: pip install 'pytest-nucleo[redis]'"
+            ) from exc
 
         if not (isinstance(prefix, str) and prefix.strip()):
             raise ValueError(
@@ -259,7 +264,7 @@ class SharedState:
                     return cast(T, done.value)
                 except self.store.errors as exc:
                     self._went_down(exc)
-            return self._alone(change, admission)
+            return self._alone(change, admission, read)
 
     async def arun(self, change: Change[T], *, admission: bool = False, read: bool = False) -> T:
         if not self.is_async:
@@ -277,12 +282,13 @@ class SharedState:
                 return cast(T, done.value)
             except self.store.errors as exc:
                 self._went_down(exc)
-        return self._alone(change, admission)
+        return self._alone(change, admission, read)
 
     # --- outages ----------------------------------------------------------------------------
 
-    def _alone(self, change: Change[T], admission: bool) -> T:
-        self._fallbacks += 1
+    def _alone(self, change: Change[T], admission: bool, read: bool) -> T:
+        if not read:
+            self._fallbacks += 1
         if admission and not self.store.fail_open:
             off_for = max(self._down_until - self._clock.monotonic(), 0.0)
             rules = self.rules
