@@ -8,21 +8,15 @@ processes share a fake time that the test moves; elsewhere time is the Redis ser
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import multiprocessing
-import os
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import pytest
-from syrupy.assertion import SnapshotAssertion
-
 import _fleet_workers as workers
-import pytest_nucleo as nucleo
+import pytest
 from _redis_server import RedisServer, unique_prefix
+
+import pytest_nucleo as nucleo
 
 PROCESSES = 8
 CONTEXT = multiprocessing.get_context("spawn")
@@ -103,8 +97,14 @@ def test_exactly_one_probe_among_eight_processes_20_times(
     fleet: Fleet, redis_server: RedisServer
 ) -> None:
     prefix = unique_prefix()
-    settings = {"max_requests": 100, "window_seconds": 1, "max_throttle": 0.0,
-                "failures_to_open": 1, "cooldown_seconds": 30, "max_cooldown_seconds": 30}  # fmt: skip
+    settings = {
+        "max_requests": 100,
+        "window_seconds": 1,
+        "max_throttle": 0.0,
+        "failures_to_open": 1,
+        "cooldown_seconds": 30,
+        "max_cooldown_seconds": 30,
+    }
     mine = shared(redis_server, prefix, fleet.clock, **settings)
     mine.record_failure(OUTAGE, mine.acquire())
     assert mine.state == "open"
@@ -120,8 +120,13 @@ def test_a_prober_killed_with_sigkill_stops_blocking_after_the_probe_timeout(
     fleet: Fleet, redis_server: RedisServer
 ) -> None:
     prefix = unique_prefix()
-    settings = {"max_requests": 100, "window_seconds": 1, "max_throttle": 0.0,
-                "failures_to_open": 1, "probe_timeout_seconds": 20}  # fmt: skip
+    settings = {
+        "max_requests": 100,
+        "window_seconds": 1,
+        "max_throttle": 0.0,
+        "failures_to_open": 1,
+        "probe_timeout_seconds": 20,
+    }
     mine = shared(redis_server, prefix, fleet.clock, **settings)
     mine.record_failure(OUTAGE, mine.acquire())
     fleet.clock.advance(30.0)
