@@ -41,11 +41,13 @@ class Settings:
 
 
 class Rules:
-    __slots__ = ("main", "s")
+    __slots__ = ("main", "s", "smallest", "widest")
 
     def __init__(self, settings: Settings) -> None:
         self.s = settings
         self.main = settings.budgets[0]
+        self.smallest = min(b.max_units for b in settings.budgets)  # a larger take may not fit
+        self.widest = 1.0 + settings.max_throttle  # how far the throttle can widen a window
 
     def fresh(self) -> LimiterState:
         """A closed circuit, no throttle, empty windows: a new limiter, or lost state rebuilt."""
@@ -72,9 +74,11 @@ class Rules:
     def reserve(
         self, state: LimiterState, now: float, takes: tuple[int, ...]
     ) -> Reservation | LimiterRefusalException:
-        for budget, units in zip(self.s.budgets, takes, strict=True):
-            if units > budget.max_units:
-                return self.refuse(state, "too-large", 0.0, budget=budget, units=units)
+        budgets = self.s.budgets
+        if max(takes) > self.smallest:
+            for budget, units in zip(budgets, takes, strict=True):
+                if units > budget.max_units:
+                    return self.refuse(state, "too-large", 0.0, budget=budget, units=units)
         circuit = state.circuit
         if circuit.state == CLOSED:
             permit = circuit.epoch
@@ -87,13 +91,16 @@ class Rules:
                 return self.refuse(state, reason, until - now)
             permit = probe
         factor = 1.0 + state.level
-        widest = 1.0 + self.s.max_throttle
-        paced = now  # the earliest start the windows allow: in turn, within every budget
-        for budget, window, units in zip(self.s.budgets, state.windows, takes, strict=True):
-            if units:
-                span = budget.window_seconds * factor
-                window.forget(now, span, budget.window_seconds * widest, budget.max_units)
-                paced = max(paced, window.earliest(now, units, span, budget.max_units))
+        windows = state.windows
+        # The earliest start the windows allow: in turn, within every budget. (One budget is
+        # the common case, and loops cost more than the bookkeeping itself: it goes first.)
+        if len(takes) == 1:
+            paced = self._paced(windows[0], budgets[0], now, takes[0], factor)
+        else:
+            paced = max(
+                self._paced(window, budget, now, units, factor)
+                for window, budget, units in zip(windows, budgets, takes, strict=True)
+            )
         start = max(paced, state.blocked_until)
         wait = start - now
         if wait > self.s.max_wait_seconds:
@@ -102,12 +109,25 @@ class Rules:
             # "held" only when the server's pause, not the window, is what is too long.
             return self.refuse(state, "held" if state.blocked_until > paced else "wait", wait)
         # Every budget takes its units in this one change, or none does.
-        for window, units in zip(state.windows, takes, strict=True):
-            if units:
-                window.add(start, units)
+        if len(takes) == 1:
+            if takes[0]:
+                windows[0].add(start, takes[0])
+        else:
+            for window, units in zip(windows, takes, strict=True):
+                if units:
+                    window.add(start, units)
         if permit < 0:
             circuit.probe_started = start  # the probe's time runs from its admission
         return permit, wait, start
+
+    def _paced(
+        self, window: SlidingWindow, budget: Budget, now: float, units: int, factor: float
+    ) -> float:
+        if not units:
+            return now
+        span = budget.window_seconds * factor
+        window.forget(now, span, budget.window_seconds * self.widest, budget.max_units)
+        return window.earliest(now, units, span, budget.max_units)
 
     def unreserve(self, state: LimiterState, start: float, takes: tuple[int, ...]) -> None:
         """A waiter gave up before its call: its slots go to the next callers."""
