@@ -357,3 +357,58 @@ def test_the_core_imports_without_redis_and_the_store_says_what_to_install() -> 
         check=True,
     )
     assert loaded.stdout.strip() == "False"
+
+
+# --- the adapters, unchanged --------------------------------------------------------------------
+
+
+def test_the_adapters_wrapper_runs_a_shared_limiter_sync_and_async(
+    redis_server: RedisServer,
+) -> None:
+    from pytest_nucleo.adapters._core import through_runner
+
+    prefix, clock = unique_prefix(), FakeClock()
+    delivered: list[str] = []
+
+    def deliver(result: nucleo.ToolResult) -> str:
+        delivered.append(result.text)
+        return "refused"
+
+    sync_limiter = RateLimiter(
+        "orders",
+        max_requests=1,
+        window_seconds=60,
+        max_wait_seconds=0,
+        store=RedisStore(redis_server.client(), prefix=prefix, clock=clock),
+    )
+
+    @nucleo.tool(limiters=[sync_limiter])
+    def get_order(number: str) -> str:
+        return number
+
+    wrapped = through_runner(get_order, deliver)
+    assert (wrapped("1"), wrapped("2")) == ("1", "refused")
+
+    async def main() -> tuple[object, object]:
+        client = redis_server.async_client()
+        try:
+            shared = RateLimiter(
+                "orders",
+                max_requests=1,
+                window_seconds=60,
+                max_wait_seconds=0,
+                store=RedisStore(client, prefix=prefix + "-async", clock=clock),
+            )
+
+            @nucleo.tool(limiters=[shared])
+            async def aget_order(number: str) -> str:
+                return number
+
+            awrapped = through_runner(aget_order, deliver)
+            return await awrapped("3"), await awrapped("4")
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(main()) == ("3", "refused")
+    assert len(delivered) == 2
+    assert all("rate limiter 'orders'" in text for text in delivered)
