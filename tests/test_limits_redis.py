@@ -412,3 +412,23 @@ def test_the_adapters_wrapper_runs_a_shared_limiter_sync_and_async(
     assert asyncio.run(main()) == ("3", "refused")
     assert len(delivered) == 2
     assert all("rate limiter 'orders'" in text for text in delivered)
+
+
+# --- without redis-server ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("ci", "outcome"), [("", "skipped"), ("1", "errors")])
+def test_without_redis_server_the_tests_skip_saying_how_to_install_it_but_fail_under_ci(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, ci: str, outcome: str
+) -> None:
+    tests = Path(__file__).resolve().parent
+    pytester.makeconftest(
+        f"import sys\nsys.path.insert(0, {str(tests)!r})\nfrom _redis_server import redis_server\n"
+    )
+    pytester.makepyfile("def test_shared(redis_server):\n    pass\n")
+    monkeypatch.setenv("PATH", str(pytester.path))  # no redis-server on it
+    monkeypatch.setenv("CI", ci)
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # a quick session: none needed
+    result = pytester.runpytest_subprocess("-rs", "-p", "no:cacheprovider")
+    result.assert_outcomes(**{outcome: 1})
+    result.stdout.fnmatch_lines(["*redis-server is not installed*apt-get install redis-server*"])
