@@ -257,19 +257,22 @@ class RateLimiter:
 
         ``units``: what the call takes of the main budget (1), or a mapping from budget names
         to units (the main budget, ``"requests"``, takes 1 unless the mapping names it)."""
-        takes = self._takes(units)
-        keeper = self._sync()
-        reserved = keeper.run(lambda s, now: self._rules.reserve(s, now, takes), admission=True)
-        permit, wait, start = _admitted(reserved)
+        takes = self._one if type(units) is int and units == 1 else self._takes(units)
+        keeper = self._keeper if not self._keeper.is_async else self._sync()
+        rules = self._rules
+        reserved = keeper.run(lambda s, now: rules.reserve(s, now, takes), admission=True)
+        if type(reserved) is not tuple:
+            raise reserved  # type: ignore[misc]  # a refusal: a fresh exception each time
+        permit, wait, start = reserved
         if wait > 0:
             try:
                 self.clock.sleep(wait)
             except BaseException:
                 # No call was made: its slots go to the next callers.
-                keeper.run(lambda s, _: self._rules.unreserve(s, start, takes))
-                self.release(permit)
+                keeper.run(lambda s, _: rules.unreserve(s, start, takes))
+                self.release(Permit(permit))
                 raise
-        return permit
+        return Permit(permit)
 
     async def aacquire(self, units: Units = 1) -> Permit:
         """:meth:`acquire` for asyncio: the wait is awaited, never blocking the loop."""
@@ -330,7 +333,9 @@ class RateLimiter:
 
     def record_success(self, permit: Permit | None = None) -> None:
         """The call admitted with ``permit`` succeeded: recover a little; close after a probe."""
-        self._sync().run(lambda s, now: self._rules.succeed(s, now, permit))
+        keeper = self._keeper if not self._keeper.is_async else self._sync()
+        succeed = self._rules.succeed
+        keeper.run(lambda s, now: succeed(s, now, permit))
 
     async def arecord_success(self, permit: Permit | None = None) -> None:
         """:meth:`record_success` for asyncio."""
