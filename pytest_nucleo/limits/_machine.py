@@ -41,13 +41,22 @@ class Settings:
 
 
 class Rules:
-    __slots__ = ("main", "s", "smallest", "widest")
+    __slots__ = ("longest", "main", "s", "smallest", "widest")
 
     def __init__(self, settings: Settings) -> None:
         self.s = settings
         self.main = settings.budgets[0]
         self.smallest = min(b.max_units for b in settings.budgets)  # a larger take may not fit
         self.widest = 1.0 + settings.max_throttle  # how far the throttle can widen a window
+        s = settings
+        quiet = s.quiet_seconds if math.isfinite(s.quiet_seconds) else 0.0
+        self.longest = max(
+            max(b.window_seconds for b in s.budgets) * self.widest,
+            s.max_cooldown_seconds,
+            s.probe_timeout_seconds,
+            s.max_wait_seconds,
+            quiet,
+        )  # the longest span any rule looks back or ahead, but a server's pause
 
     def fresh(self) -> LimiterState:
         """A closed circuit, no throttle, empty windows: a new limiter, or lost state rebuilt."""
@@ -63,11 +72,7 @@ class Rules:
     def keep_for(self, state: LimiterState, now: float) -> float:
         """How long a shared store keeps the state after its last change: well past the
         longest span any rule looks back or ahead, so only an idle limiter's state expires."""
-        s = self.s
-        widest = max(b.window_seconds for b in s.budgets) * (1.0 + s.max_throttle)
-        quiet = s.quiet_seconds if math.isfinite(s.quiet_seconds) else 0.0
-        spans = (widest, s.max_cooldown_seconds, s.probe_timeout_seconds, s.max_wait_seconds, quiet)
-        return 2.0 * max(*spans, state.blocked_until - now)
+        return 2.0 * max(self.longest, state.blocked_until - now)
 
     # --- admission ----------------------------------------------------------------------
 
