@@ -94,11 +94,12 @@ class SlidingWindow:
         self.total += units
 
     def remove(self, start: float, units: int) -> None:
-        """Give back a take that was never made; nothing when it already left the window."""
+        """Give back a take that was never made; nothing when it already left the window.
+        (A shared store keeps starts to the microsecond: within one, it is the same take.)"""
         takes = self.takes
         for index in range(len(takes) - 1, -1, -1):
             begun, taken = takes[index]
-            if begun == start and taken >= units:
+            if abs(begun - start) <= 1e-6 and taken >= units:
                 if taken == units:
                     del takes[index]
                 else:
