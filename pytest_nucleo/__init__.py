@@ -48,13 +48,6 @@ if TYPE_CHECKING:
         UpstreamThrottleException,
     )
     from ._excerpt import body_excerpt, safe_endpoint
-    from ._limits import (
-        LimiterRefusalException,
-        LimiterStats,
-        Permit,
-        RateLimiter,
-        UpstreamFailure,
-    )
     from ._providers._rules import from_provider_error
     from ._retry_after import RETRY_AFTER_CAP, parse_retry_after
     from ._runner import (
@@ -88,6 +81,11 @@ if TYPE_CHECKING:
         http_exception,
         raise_for_status,
     )
+    from .limits._failure import UpstreamFailure
+    from .limits._limiter import LimiterStats, Permit, RateLimiter
+    from .limits._redis import RedisStore
+    from .limits._refusal import LimiterRefusalException
+    from .limits._window import Budget
 
 # Each public name and the module that defines it. Names are imported on first use, so
 # ``import pytest_nucleo`` costs next to nothing (the pytest plugin is imported in every test
@@ -102,6 +100,7 @@ _WHERE = {
     "THROTTLE_PATTERNS": "_status",
     "UNCORRECTABLE_HINT": "_exceptions",
     "AsyncServiceClient": "_client",
+    "Budget": "limits._window",
     "CancelToken": "_runner",
     "Clock": "_clock",
     "ContextOverflowException": "_exceptions",
@@ -129,17 +128,18 @@ _WHERE = {
     "LLMReadableCheckedException": "_exceptions",
     "LLMReadableException": "_exceptions",
     "LLMReadableRuntimeException": "_exceptions",
-    "LimiterRefusalException": "_limits",
-    "LimiterStats": "_limits",
+    "LimiterRefusalException": "limits._refusal",
+    "LimiterStats": "limits._limiter",
     "ModelNotFoundException": "_exceptions",
     "OverloadRetryException": "_exceptions",
     "PermissionDeniedException": "_exceptions",
-    "Permit": "_limits",
+    "Permit": "limits._limiter",
     "PromptNotFoundException": "_exceptions",
     "ProviderRefusalException": "_exceptions",
     "QuotaExhaustedException": "_exceptions",
     "RateLimitRetryException": "_exceptions",
-    "RateLimiter": "_limits",
+    "RateLimiter": "limits._limiter",
+    "RedisStore": "limits._redis",
     "ResourceNotFoundException": "_exceptions",
     "RetriesExhaustedException": "_runner",
     "ServiceClient": "_client",
@@ -153,7 +153,7 @@ _WHERE = {
     "UnauthorizedException": "_exceptions",
     "UncorrectableLLMException": "_exceptions",
     "UncorrectableRuntimeLLMException": "_exceptions",
-    "UpstreamFailure": "_limits",
+    "UpstreamFailure": "limits._failure",
     "UpstreamRetryException": "_exceptions",
     "UpstreamThrottleException": "_exceptions",
     "arun_tool": "_runner",
@@ -187,6 +187,7 @@ __all__ = [
     "THROTTLE_PATTERNS",
     "UNCORRECTABLE_HINT",
     "AsyncServiceClient",
+    "Budget",
     "CancelToken",
     "Clock",
     "ContextOverflowException",
@@ -225,6 +226,7 @@ __all__ = [
     "QuotaExhaustedException",
     "RateLimitRetryException",
     "RateLimiter",
+    "RedisStore",
     "ResourceNotFoundException",
     "RetriesExhaustedException",
     "ServiceClient",

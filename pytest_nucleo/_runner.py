@@ -43,11 +43,13 @@ from ._exceptions import (
     UpstreamRetryException,
     check_seconds,
 )
-from ._limits import LimiterRefusalException, Permit, RateLimiter, UpstreamFailure
 from ._message import described
 from ._retry_after import RETRY_AFTER_CAP
 from ._secrets import redact
 from ._text import VALUE_LIMIT, clean_block, one_line, seconds
+from .limits._failure import UpstreamFailure
+from .limits._limiter import Permit, RateLimiter, Units
+from .limits._refusal import LimiterRefusalException
 
 logger = logging.getLogger("pytest_nucleo.runner")
 # A library adds no handler but NullHandler: the application decides where records go.
@@ -188,11 +190,13 @@ class CancelToken:
 @dataclasses.dataclass(frozen=True, slots=True)
 class ToolInfo:
     """What ``@tool`` attached to a function: the name the model knows it by, its limiters,
-    and the most characters of a success text (None: :data:`DEFAULT_TEXT_LIMIT`)."""
+    its most characters of a success text (None: :data:`DEFAULT_TEXT_LIMIT`) and what a call
+    costs its limiters (``cost``, called with the call's arguments)."""
 
     name: str
     limiters: tuple[RateLimiter, ...] = ()
     text_limit: int | None = None
+    cost: Cost | None = None
 
     @staticmethod
     def of(target: object) -> ToolInfo | None:
@@ -202,6 +206,19 @@ class ToolInfo:
 
 
 _INFO = "__nucleo_tool__"
+
+Cost = Callable[..., Units]
+"""What a call takes of its limiters, computed from the call's arguments (see ``@tool``)."""
+
+
+def _check_cost(cost: Cost | None) -> Cost | None:
+    if cost is not None and not callable(cost):
+        raise TypeError(
+            f"cost must be a function of the tool's arguments returning the units a call "
+            f"takes (a whole number, or budget names to whole numbers); got a "
+            f"{type(cost).__name__}"
+        )
+    return cost
 
 
 def _check_limiters(limiters: Iterable[RateLimiter]) -> tuple[RateLimiter, ...]:
@@ -234,6 +251,7 @@ def tool(
     name: str | None = None,
     limiters: Iterable[RateLimiter] = (),
     text_limit: int | None = None,
+    cost: Cost | None = None,
 ) -> Callable[[F], F]: ...
 def tool(
     func: F | None = None,
@@ -242,6 +260,7 @@ def tool(
     name: str | None = None,
     limiters: Iterable[RateLimiter] = (),
     text_limit: int | None = None,
+    cost: Cost | None = None,
 ) -> F | Callable[[F], F]:
     """Name a tool and attach its limiters, for :func:`run_tool` / :func:`arun_tool`.
 
@@ -249,13 +268,20 @@ def tool(
     The function is returned unchanged (calling it directly bypasses the runner, its limiters
     and its retries); the runner reads the name (default: the function's ``__name__``), the
     limiters and the most characters of a success text (default: :data:`DEFAULT_TEXT_LIMIT`)
-    from it.
+    from it. ``cost`` is called with each call's arguments and returns the units it takes of
+    every limiter (``limiter.acquire(units=...)``), for example
+    ``cost=lambda prompt: {"tokens": len(prompt) // 4}``; without it a call takes 1.
     """
     checked = _check_limiters(limiters)
     _check_text_limit(text_limit)
+    priced = _check_cost(cost)
 
     def attach(target: F) -> F:
-        setattr(target, _INFO, ToolInfo(name or _name_of(target), checked, text_limit))
+        setattr(
+            target,
+            _INFO,
+            ToolInfo(name or _name_of(target), checked, text_limit=text_limit, cost=priced),
+        )
         return target
 
     return attach if func is None else attach(func)
@@ -608,6 +634,7 @@ class _Call:
     clock: Clock
     facts: _Facts
     text_limit: int
+    cost: Cost | None = None
     # What the tool raised on its way out while the runner was stopping it: the stop's cause.
     raised_while_stopped: BaseException | None = None
 
@@ -622,6 +649,7 @@ class _Call:
         max_backoff: float,
         clock: Clock | None,
         text_limit: int | None = None,
+        cost: Cost | None = None,
     ) -> _Call:
         if not callable(target):
             raise TypeError(f"a tool must be callable; got a {type(target).__name__}")
@@ -643,6 +671,7 @@ class _Call:
             clock=clock if clock is not None else SYSTEM_CLOCK,
             facts=_facts(target),
             text_limit=DEFAULT_TEXT_LIMIT if text_limit is None else text_limit,
+            cost=_check_cost(cost) or (info.cost if info is not None else None),
         )
 
     # outcomes
@@ -654,6 +683,14 @@ class _Call:
     def succeeded(self, permits: _Permits, value: Any) -> ToolResult:
         for limiter, permit in permits:
             limiter.record_success(permit)
+        return self.result(value)
+
+    async def asucceeded(self, permits: _Permits, value: Any) -> ToolResult:
+        for limiter, permit in permits:
+            await limiter.arecord_success(permit)
+        return self.result(value)
+
+    def result(self, value: Any) -> ToolResult:
         try:
             text = _serialize(value)
         except _NEVER_CAUGHT:
@@ -682,6 +719,15 @@ class _Call:
         for limiter, permit in permits:
             limiter.release(permit)
 
+    @staticmethod
+    async def arelease(permits: _Permits) -> None:
+        for limiter, permit in permits:
+            await limiter.arelease(permit)
+
+    def units(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Units:
+        """What this call takes of its limiters: the cost function's answer, else 1."""
+        return 1 if self.cost is None or not self.limiters else self.cost(*args, **kwargs)
+
     def after_error(
         self, permits: _Permits, exc: BaseException, attempt: int
     ) -> ToolResult | float:
@@ -689,6 +735,31 @@ class _Call:
         # A client's or a provider's own error means what it says: a retry signal is retried,
         # a refused connection tells the limiters the upstream failed.
         exc = recognise_foreign(exc, self.name)
+        failure, wait = self.news(permits, exc)
+        for limiter, permit in permits:
+            if failure is None:
+                limiter.release(permit, retry_after=wait)
+            else:
+                limiter.record_failure(failure, permit)
+        return self.next_step(exc, attempt)
+
+    async def aafter_error(
+        self, permits: _Permits, exc: BaseException, attempt: int
+    ) -> ToolResult | float:
+        """:meth:`after_error`, telling the limiters with their awaitable methods."""
+        exc = recognise_foreign(exc, self.name)
+        failure, wait = self.news(permits, exc)
+        for limiter, permit in permits:
+            if failure is None:
+                await limiter.arelease(permit, retry_after=wait)
+            else:
+                await limiter.arecord_failure(failure, permit)
+        return self.next_step(exc, attempt)
+
+    @staticmethod
+    def news(permits: _Permits, exc: BaseException) -> tuple[UpstreamFailure | None, float | None]:
+        """What the limiters hear of a failed attempt: the upstream's failure, or nothing but
+        a retry signal's suggested wait."""
         failure = UpstreamFailure.from_exception(exc) if permits else None
         signal = find_in_chain(exc, UpstreamRetryException)
         # A signal's suggested wait holds the limiters too: no other call goes out before it
@@ -698,11 +769,10 @@ class _Call:
             wait = min(signal.retry_after, RETRY_AFTER_CAP)
         if failure is not None and wait is not None and (failure.retry_after or 0.0) < wait:
             failure = dataclasses.replace(failure, retry_after=wait)
-        for limiter, permit in permits:
-            if failure is None:
-                limiter.release(permit, retry_after=wait)
-            else:
-                limiter.record_failure(failure, permit)
+        return failure, wait
+
+    def next_step(self, exc: BaseException, attempt: int) -> ToolResult | float:
+        signal = find_in_chain(exc, UpstreamRetryException)
         if signal is None:
             return self.failed(self.readable(exc))
         outcome = self.budget.after(self.name, signal, attempt)
@@ -714,13 +784,17 @@ class _Call:
         self, args: tuple[Any, ...], kwargs: dict[str, Any], cancel: CancelToken | None
     ) -> ToolResult:
         attempt = 0
+        try:
+            units = self.units(args, kwargs)
+        except Exception as exc:
+            return self.failed(self.readable(exc))
         while True:
             if cancel is not None and cancel.cancelled:
                 return self.failed(JobCancelledException())
             permits: _Permits = []
             try:
                 for limiter in self.limiters:
-                    permits.append((limiter, limiter.acquire()))
+                    permits.append((limiter, limiter.acquire(units)))
             except LimiterRefusalException as refusal:
                 self.release(permits)
                 return self.failed(refusal)
@@ -756,16 +830,20 @@ class _Call:
     async def arun(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> ToolResult:
         attempt = 0
         is_async = self.facts.is_async
+        try:
+            units = self.units(args, kwargs)
+        except Exception as exc:
+            return self.failed(self.readable(exc))
         while True:
             permits: _Permits = []
             try:
                 for limiter in self.limiters:
-                    permits.append((limiter, await limiter.aacquire()))
+                    permits.append((limiter, await limiter.aacquire(units)))
             except LimiterRefusalException as refusal:
-                self.release(permits)
+                await self.arelease(permits)
                 return self.failed(refusal)
             except BaseException:
-                self.release(permits)
+                await self.arelease(permits)
                 raise
             try:
                 if is_async:
@@ -779,7 +857,7 @@ class _Call:
                     if inspect.isawaitable(value):
                         value = await value
             except _NEVER_CAUGHT:
-                self.release(permits)
+                await self.arelease(permits)
                 raise
             except BaseException as exc:
                 task = asyncio.current_task()
@@ -787,16 +865,16 @@ class _Call:
                     # This task is being cancelled (the runner's timeout or token, or the
                     # caller's own cancellation): the stop is the outcome, whatever the tool
                     # raised on its way out (a "Statement closed" from its cleanup, say).
-                    self.release(permits)
+                    await self.arelease(permits)
                     if isinstance(exc, asyncio.CancelledError):
                         raise
                     self.raised_while_stopped = exc
                     raise asyncio.CancelledError() from exc
                 # Otherwise a CancelledError, a GeneratorExit or a custom BaseException is the
                 # tool's own: a bug of the tool, like any other exception.
-                outcome = self.after_error(permits, exc, attempt)
+                outcome = await self.aafter_error(permits, exc, attempt)
             else:
-                return self.succeeded(permits, value)
+                return await self.asucceeded(permits, value)
             if isinstance(outcome, ToolResult):
                 return outcome
             await self.clock.asleep(outcome)
@@ -892,6 +970,7 @@ def run_tool(
     clock: Clock | None = None,
     cancel: CancelToken | None = None,
     text_limit: int | None = None,
+    cost: Cost | None = None,
 ) -> ToolResult:
     """Call ``tool`` with the ``arguments`` a model sent and return what the model reads.
 
@@ -904,7 +983,10 @@ def run_tool(
       ``retries`` more times, waiting ``backoff x 2**n`` seconds (at least the signal's
       ``retry_after``, at most ``max_backoff``) on ``clock``; past that, or when the signal
       asks for more than ``max_backoff``, a :class:`RetriesExhaustedException`.
-    - ``limiters`` (default: those of ``@tool``) admit each attempt and hear how it went.
+    - ``limiters`` (default: those of ``@tool``) admit each attempt and hear how it went;
+      ``cost`` (default: that of ``@tool``, else 1) is called with the call's arguments and
+      returns the units each attempt takes of them (a whole number, or budget names to whole
+      numbers). A cost function that raises fails the call like the tool would.
     - ``cancel``: a :class:`CancelToken` checked before each attempt and each wait.
     - ``text_limit`` (default: that of ``@tool``, else :data:`DEFAULT_TEXT_LIMIT`): the most
       characters of a success text; past it the model reads the head and the tail around a
@@ -916,7 +998,9 @@ def run_tool(
     An ``async def`` tool is run with ``asyncio.run`` when no event loop is running here; under
     a running loop use :func:`arun_tool`.
     """
-    call = _Call.prepare(tool, name, limiters, retries, backoff, max_backoff, clock, text_limit)
+    call = _Call.prepare(
+        tool, name, limiters, retries, backoff, max_backoff, clock, text_limit, cost
+    )
     if call.facts.is_async:
         return run_sync(
             lambda: arun_tool(
@@ -930,6 +1014,7 @@ def run_tool(
                 clock=clock,
                 cancel=cancel,
                 text_limit=call.text_limit,
+                cost=call.cost,
             ),
             refusal=f"{call.name} is an async tool and an event loop is running in this thread: "
             "use `await arun_tool(...)`",
@@ -954,6 +1039,7 @@ async def arun_tool(
     timeout: float | None = None,
     cancel: CancelToken | None = None,
     text_limit: int | None = None,
+    cost: Cost | None = None,
 ) -> ToolResult:
     """:func:`run_tool` for asyncio, with the runner's own stops.
 
@@ -965,7 +1051,9 @@ async def arun_tool(
     to its end but its result is dropped. A tool that raises while being stopped ends as the
     stop, with what it raised as the stop's ``__cause__``.
     """
-    call = _Call.prepare(tool, name, limiters, retries, backoff, max_backoff, clock, text_limit)
+    call = _Call.prepare(
+        tool, name, limiters, retries, backoff, max_backoff, clock, text_limit, cost
+    )
     check_seconds(timeout, "timeout")
     try:
         args, kwargs = _bind(call.facts, arguments)

@@ -47,3 +47,7 @@ _OUTER_VARIABLES = (
 def without_outer_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in _OUTER_VARIABLES:
         monkeypatch.delenv(name, raising=False)
+
+
+# A real redis-server for the shared-limiter tests, started once when a test asks for it.
+from _redis_server import redis_server  # noqa: E402, F401

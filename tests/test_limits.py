@@ -1,4 +1,9 @@
-"""Rate limiters (CONTRACT section 7, TARGETS R9-R11): all on a fake clock, nothing sleeps."""
+"""Rate limiters: all on a fake clock, nothing sleeps.
+
+The rules are the same wherever a limiter keeps its state, so every test of them runs against
+both stores: in the process, and in Redis (a real redis-server on a loopback port, see
+``_redis_server.py``). Tests of what does not depend on the store run once.
+"""
 
 from __future__ import annotations
 
@@ -10,16 +15,72 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from _redis_server import unique_prefix
 from syrupy.assertion import SnapshotAssertion
 
 import pytest_nucleo as nucleo
 from pytest_nucleo import FakeClock, LimiterRefusalException, RateLimiter, UpstreamFailure
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Store-independent: texts, settings, reading what the server said, subprocess scenarios.
+ONE_STORE = {
+    "test_refusal_text_for_an_open_circuit",
+    "test_refusal_text_while_a_probe_is_in_flight",
+    "test_refusal_text_for_a_retry_after_beyond_the_cap",
+    "test_refusal_text_for_a_window_wait_beyond_the_cap",
+    "test_a_refusal_readdressed_by_wrap_with_context_is_not_an_upstream_failure",
+    "test_refusal_pickles_with_its_fields",
+    "test_the_carrier_with_a_status_is_found_through_wrap_with_context",
+    "test_an_http_carrier_is_quoted_by_what_its_server_said",
+    "test_a_failure_without_a_response_has_no_status",
+    "test_odd_carrier_attributes_are_ignored",
+    "test_impossible_settings_say_what_to_change",
+    "test_a_limiter_needs_a_name_and_a_real_clock",
+    "test_limiter_scenario_is_the_same_in_every_time_zone",
+    "test_admissions_are_forgotten_once_out_of_the_window",
+    "test_units_that_make_no_sense_say_what_to_pass",
+    "test_impossible_budgets_say_what_to_change",
+    "test_budgets_must_be_a_list_of_budgets",
+    "test_refusal_text_for_a_take_no_budget_can_hold",
+    "test_a_too_large_refusal_pickles_with_its_budget",
+    "test_a_cost_must_be_callable",
+}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "store" in metafunc.fixturenames and metafunc.function.__name__ not in ONE_STORE:
+        metafunc.parametrize("store", ["local", "redis"], indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Where the limiters of a test keep their state: ``RateLimiter`` here builds them there.
+
+    On Redis the store runs on the limiter's own clock, so the fake clock drives the shared
+    state exactly as it drives the in-process one."""
+    kind: str = getattr(request, "param", "local")
+    if kind == "redis":
+        client = request.getfixturevalue("redis_server").client()
+        prefix = unique_prefix()
+        real = nucleo.RateLimiter
+
+        def shared(
+            name: str, *, clock: nucleo.Clock | None = None, **settings: float
+        ) -> RateLimiter:
+            on = clock if clock is not None else nucleo.SystemClock()
+            where = nucleo.RedisStore(client, prefix=prefix, clock=on)
+            return real(name, clock=clock, store=where, **settings)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(sys.modules[__name__], "RateLimiter", shared)
+        yield kind
+        client.close()
+        return
+    yield kind
 
 
 class Http429(nucleo.UpstreamThrottleException):
@@ -579,7 +640,7 @@ def test_quick_recovery_can_be_turned_off() -> None:
     assert lim.throttle_level == 1.0
 
 
-# --- concurrency (R10) -------------------------------------------------------------------------
+# --- concurrency -------------------------------------------------------------------------------
 
 
 def test_the_lock_is_not_held_across_the_call_threads() -> None:
@@ -673,7 +734,7 @@ def test_async_def_failures_count() -> None:
 def test_limiters_use_the_testing_switch_through_the_system_clock() -> None:
     nucleo.set_testing(True)
     try:
-        lim = nucleo.RateLimiter("s", max_requests=1, window_seconds=30)
+        lim = RateLimiter("s", max_requests=1, window_seconds=30)
         for _ in range(10):
             lim.acquire()  # each waits 30 s of skipped time: no pile-up, no refusal
         assert lim.stats().refusals == 0
@@ -681,7 +742,7 @@ def test_limiters_use_the_testing_switch_through_the_system_clock() -> None:
         nucleo.set_testing(False)
 
 
-# --- clocks (R11) ------------------------------------------------------------------------------
+# --- clocks ------------------------------------------------------------------------------------
 
 SCENARIO = """
 import time
@@ -784,4 +845,239 @@ def test_admissions_are_forgotten_once_out_of_the_window() -> None:
     for _ in range(1000):
         lim.record_success(lim.acquire())
         clock.advance(0.5)
-    assert len(lim._admitted) <= 4
+    assert len(lim._local.state.windows[0].takes) <= 4
+
+
+# --- weighted takes and several budgets ---------------------------------------------------------
+
+TOKENS = nucleo.Budget("tokens", 100, 10.0)
+
+
+def test_five_two_unit_takes_fill_a_ten_unit_window_and_a_sixth_does_not_fit() -> None:
+    clock = FakeClock()
+    lim = RateLimiter("llm", max_requests=10, window_seconds=10.0, clock=clock, max_wait_seconds=0)
+    for _ in range(5):
+        lim.record_success(lim.acquire(units=2))
+    exc = refusal(lambda: lim.acquire(units=2))
+    assert (exc.reason, exc.off_for) == ("wait", 10.0)
+    lim.record_success(lim.acquire(units=0))  # takes nothing: it fits a full window
+    clock.advance(10.0)
+    lim.record_success(lim.acquire(units=10))  # the window has passed: a whole one fits
+    assert clock.sleeps == []
+
+
+def test_a_take_waits_until_enough_units_have_left_the_window() -> None:
+    clock = FakeClock()
+    lim = RateLimiter("llm", max_requests=10, window_seconds=10.0, clock=clock)
+    lim.acquire(units=6)
+    clock.advance(2.0)
+    lim.acquire(units=3)
+    lim.acquire(units=2)  # 6 + 3 + 2 > 10: waits until the 6 leave, at t=10
+    assert clock.sleeps == [8.0]
+
+
+def test_a_take_larger_than_a_budget_can_hold_is_refused_at_once() -> None:
+    clock = FakeClock()
+    lim = RateLimiter("llm", max_requests=10, window_seconds=10.0, clock=clock, budgets=[TOKENS])
+    exc = refusal(lambda: lim.acquire(units=11))
+    assert (exc.reason, exc.off_for, exc.units, exc.budget) == ("too-large", 0.0, 11, None)
+    exc = refusal(lambda: lim.acquire(units={"tokens": 101}))
+    assert (exc.reason, exc.units, exc.budget) == ("too-large", 101, TOKENS)
+    assert clock.sleeps == []
+    assert lim.stats().refusals == 2
+    lim.acquire(units={"requests": 10, "tokens": 100})  # both budgets were left untouched
+
+
+def test_a_refused_multi_budget_take_leaves_every_budget_as_it_was() -> None:
+    clock = FakeClock()
+    lim = RateLimiter(
+        "llm",
+        max_requests=3,
+        window_seconds=10.0,
+        clock=clock,
+        budgets=[TOKENS],
+        max_wait_seconds=0,
+    )
+    lim.acquire(units={"tokens": 90})  # 1 request, 90 tokens
+    assert refusal(lambda: lim.acquire(units={"tokens": 20})).reason == "wait"
+    assert refusal(lambda: lim.acquire(units={"tokens": 101})).reason == "too-large"
+    # Neither refusal took its request: two more fit, and exactly the 10 tokens left.
+    lim.acquire(units={"tokens": 10})
+    lim.acquire(units={"tokens": 0})
+    assert refusal(lambda: lim.acquire(units={"tokens": 0})).reason == "wait"  # 3 requests
+    clock.advance(10.0)
+    lim.acquire(units={"requests": 3, "tokens": 100})
+    assert clock.sleeps == []
+
+
+def test_a_cancelled_multi_budget_waiter_gives_back_every_budget() -> None:
+    class Interrupted(Exception):
+        pass
+
+    class CancellingClock(FakeClock):
+        def sleep(self, seconds: float) -> None:
+            raise Interrupted
+
+    clock = CancellingClock()
+    lim = RateLimiter("llm", max_requests=2, window_seconds=10.0, clock=clock, budgets=[TOKENS])
+    lim.acquire(units={"tokens": 60})
+    with pytest.raises(Interrupted):
+        lim.acquire(units={"tokens": 50})  # would wait for the 60 to leave; cancelled
+    lim.acquire(units={"tokens": 40})  # one request and 40 tokens were still free
+    assert lim.stats().refusals == 0
+
+
+def test_every_budget_window_widens_with_the_throttle() -> None:
+    clock = FakeClock()
+    lim = RateLimiter(
+        "llm",
+        max_requests=100,
+        window_seconds=10.0,
+        clock=clock,
+        budgets=[TOKENS],
+        max_wait_seconds=1000,
+    )
+    lim.record_failure(OUTAGE)  # level 1: every window is twice as long
+    lim.acquire(units={"tokens": 100})
+    lim.acquire(units={"tokens": 1})
+    assert clock.sleeps == [20.0]
+
+
+def test_units_that_make_no_sense_say_what_to_pass() -> None:
+    lim = RateLimiter("llm", max_requests=10, window_seconds=1.0, budgets=[TOKENS])
+    with pytest.raises(
+        ValueError, match=r"has no budget 'tokns'; its budgets are 'requests', 'tokens'"
+    ):
+        lim.acquire(units={"tokns": 1})
+    with pytest.raises(ValueError, match=r"units=-1 for budget 'requests' is impossible"):
+        lim.acquire(units=-1)
+    with pytest.raises(ValueError, match=r"units=1.5 for budget 'tokens' is impossible"):
+        lim.acquire(units={"tokens": 1.5})  # type: ignore[dict-item]
+    with pytest.raises(TypeError, match="units must be a whole number or a mapping"):
+        lim.acquire(units=True)
+    with pytest.raises(TypeError, match="units must be a whole number or a mapping"):
+        lim.acquire(units="3")  # type: ignore[arg-type]
+    assert lim.stats().refusals == 0
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: nucleo.Budget("", 1, 1), "Budget name must be a non-empty string"),
+        (
+            lambda: nucleo.Budget("t", 0, 1),
+            "Budget 't': max_units=0 is impossible: use a whole number >= 1",
+        ),
+        (
+            lambda: nucleo.Budget("t", 1, float("inf")),
+            "Budget 't': window_seconds=inf is impossible",
+        ),
+        (
+            lambda: RateLimiter(
+                "x", max_requests=1, window_seconds=1, budgets=[nucleo.Budget("requests", 1, 1)]
+            ),
+            "two budgets are named 'requests' ('requests' is the main budget",
+        ),
+    ],
+)
+def test_impossible_budgets_say_what_to_change(make: Callable[[], object], message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        make()
+
+
+def test_budgets_must_be_a_list_of_budgets() -> None:
+    with pytest.raises(TypeError, match=r"budgets must be a list of Budget: use \[budget\]"):
+        RateLimiter("x", max_requests=1, window_seconds=1, budgets=TOKENS)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="budgets must be Budget instances; got a tuple"):
+        RateLimiter("x", max_requests=1, window_seconds=1, budgets=[("tokens", 1, 1)])  # type: ignore[list-item]
+
+
+def test_refusal_text_for_a_take_no_budget_can_hold(llm_snapshot: SnapshotAssertion) -> None:
+    lim = RateLimiter(
+        "openai",
+        max_requests=500,
+        window_seconds=60,
+        clock=FakeClock(),
+        budgets=[nucleo.Budget("tokens", 90_000, 60)],
+    )
+    text = refusal(lambda: lim.acquire(units={"tokens": 120_000})).explain_to_llm()
+    assert text == llm_snapshot
+    for fact in ("openai", "120000 units", "'tokens'", "at most 90000 units per 60 seconds"):
+        assert fact in text, fact
+
+
+def test_a_too_large_refusal_pickles_with_its_budget() -> None:
+    exc = LimiterRefusalException("openai", 500, 60.0, 0.0, "too-large", None, None, TOKENS, 120)
+    copy = pickle.loads(pickle.dumps(exc))
+    assert (copy.budget, copy.units) == (TOKENS, 120)
+    assert copy.explain_to_llm() == exc.explain_to_llm()
+
+
+# --- what a call costs, through the runner -------------------------------------------------------
+
+
+def test_the_runner_takes_what_the_cost_function_says() -> None:
+    clock = FakeClock()
+    lim = RateLimiter(
+        "llm",
+        max_requests=100,
+        window_seconds=60,
+        clock=clock,
+        budgets=[TOKENS],
+        max_wait_seconds=0,
+    )
+
+    @nucleo.tool(limiters=[lim], cost=lambda prompt: {"tokens": len(prompt)})
+    def complete(prompt: str) -> str:
+        return prompt.upper()
+
+    assert nucleo.run_tool(complete, {"prompt": "x" * 60}).text == "X" * 60
+    second = nucleo.run_tool(complete, {"prompt": "y" * 50})  # 60 + 50 > 100 tokens
+    assert isinstance(second.exception, LimiterRefusalException)
+    assert second.exception.reason == "wait"
+    assert nucleo.run_tool(complete, {"prompt": "z" * 40}).text == "Z" * 40
+    # run_tool's own cost wins over the tool's.
+    third = nucleo.run_tool(complete, {"prompt": "w"}, cost=lambda prompt: {"tokens": 101})
+    assert isinstance(third.exception, LimiterRefusalException)
+    assert third.exception.reason == "too-large"
+    assert lim.stats().successes == 2
+
+
+def test_the_async_runner_takes_what_the_cost_function_says() -> None:
+    clock = FakeClock()
+    lim = RateLimiter("llm", max_requests=10, window_seconds=60, clock=clock, max_wait_seconds=0)
+
+    @nucleo.tool(limiters=[lim], cost=lambda n: n)
+    async def fetch(n: int) -> int:
+        return n
+
+    async def main() -> list[nucleo.ToolResult]:
+        return [await nucleo.arun_tool(fetch, {"n": n}) for n in (4, 6, 1)]
+
+    results = asyncio.run(main())
+    assert [r.is_error for r in results] == [False, False, True]
+    assert lim.stats().successes == 2
+
+
+@pytest.mark.nucleo(expect_leaks=True)  # a cost function's bug reaches the model on purpose
+def test_a_cost_function_that_fails_fails_the_call_like_the_tool() -> None:
+    lim = RateLimiter("llm", max_requests=10, window_seconds=60, clock=FakeClock())
+    called: list[str] = []
+
+    def cost(prompt: str) -> int:
+        raise KeyError("no tokenizer for this model")
+
+    @nucleo.tool(limiters=[lim], cost=cost)
+    def complete(prompt: str) -> str:
+        called.append(prompt)
+        return prompt
+
+    result = nucleo.run_tool(complete, {"prompt": "hi"})
+    assert isinstance(result.exception, nucleo.SystemException)
+    assert called == []
+    assert lim.stats().successes == lim.stats().refusals == 0
+
+
+def test_a_cost_must_be_callable() -> None:
+    with pytest.raises(TypeError, match="cost must be a function of the tool's arguments"):
+        nucleo.tool(cost=3)  # type: ignore[arg-type]

@@ -6,10 +6,10 @@ import pytest
 
 pytest.importorskip("httpx2")  # the `httpx2` extra; a plain `pip install .` skips this module
 
-from library import API_KEY, BASE_URL  # noqa: E402
-from library_httpx2 import fetch_book, search_books  # noqa: E402
+from library import API_KEY, BASE_URL
+from library_httpx2 import fetch_book, search_books
 
-from pytest_nucleo.testing import ToolContract, respond  # noqa: E402
+from pytest_nucleo.testing import ToolContract, respond
 
 BOOK = {"isbn": "9780306406157", "title": "Dune", "year": 1965}
 

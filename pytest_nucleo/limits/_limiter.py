@@ -1,0 +1,394 @@
+"""Rate limiters with a circuit: slow down as an upstream fails, stop when it keeps failing.
+
+A :class:`RateLimiter` admits at most ``max_requests`` calls per sliding window (and, with
+``budgets``, at most so many units of each budget per its window). Each upstream failure the
+runner reports raises a *throttle level* (``window x (1 + level)`` is the window in force);
+successes lower it again. When failures go on at the maximum level the circuit opens: no call
+is admitted until a cooldown has passed, then exactly one *probe* call goes through; its
+success closes the circuit, its failure reopens it with a doubled cooldown.
+
+The rules live in ``_machine``; where the state lives is a store's business (``_stores``): in
+the process by default, under one ``threading.Lock`` held only for the bookkeeping (never across
+the tool call or a wait), or in Redis (``_redis``), shared by a fleet of processes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Mapping
+from typing import NewType, TypeGuard, cast
+
+from pytest_nucleo._clock import SYSTEM_CLOCK, Clock
+from pytest_nucleo._exceptions import check_seconds
+
+from ._circuit import State
+from ._failure import UpstreamFailure
+from ._machine import Reservation, Rules, Settings
+from ._refusal import LimiterRefusalException
+from ._state import LimiterState
+from ._stores import LimiterStore, LocalState, StateKeeper
+from ._window import MAIN_BUDGET, Budget
+
+Permit = NewType("Permit", int)
+"""What :meth:`RateLimiter.acquire` hands out; give it back when reporting the call's outcome."""
+
+Units = int | Mapping[str, int]
+"""What a call takes: units of the main budget, or units per budget name."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LimiterStats:
+    """A consistent snapshot of a limiter, from :meth:`RateLimiter.stats`. On a shared store
+    the counts are the fleet's; ``fallbacks`` counts this process's decisions made alone while
+    the store was unreachable."""
+
+    state: State
+    throttle_level: float
+    effective_window_seconds: float
+    cooldown_seconds: float
+    successes: int
+    failures: int
+    refusals: int
+    last_failure: UpstreamFailure | None
+    fallbacks: int = 0
+
+
+def _check(name: str, setting: str, value: float, rule: str, ok: bool) -> None:
+    if not ok:
+        raise ValueError(f"RateLimiter {name!r}: {setting}={value!r} is impossible: {rule}")
+
+
+def _finite(value: object) -> TypeGuard[float]:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class RateLimiter:
+    """A sliding-window rate limiter with adaptive throttling and a circuit, for one upstream.
+
+    Attach it to tools with ``@tool(limiters=[...])`` (or ``run_tool(..., limiters=[...])``);
+    the runner then asks it before every call and tells it how each call went. Used by hand:
+    ``permit = limiter.acquire()`` (or ``await limiter.aacquire()``) before the call, then
+    :meth:`record_success`, :meth:`record_failure` or :meth:`release` with that permit.
+
+    Settings (all keyword-only, all checked; an impossible one raises ``ValueError`` saying
+    what to change):
+
+    - ``max_requests`` calls per ``window_seconds``: the nominal rate (the main budget,
+      named ``"requests"``).
+    - ``budgets`` (none): further :class:`Budget` s, such as tokens per minute; a call takes
+      the units it names of each (``acquire(units={"tokens": 1200})``).
+    - ``failure_step`` (1.0): throttle added per upstream failure, up to ``max_throttle``
+      (9.0); the window in force is ``window_seconds x (1 + level)``.
+    - ``recovery_step`` (0.2) off the level per ``successes_per_step`` (3) successes; once
+      ``quiet_seconds`` (300) have passed without a failure, ``quiet_recovery_step`` (1.0)
+      per success instead.
+    - ``failures_to_open`` (3): failures that arrive while the level is already at its maximum
+      open the circuit (with the defaults, the 12th failure in a row).
+    - ``cooldown_seconds`` (30) before the one probe call, doubled after each failed probe up
+      to ``max_cooldown_seconds`` (3600), back to ``cooldown_seconds`` once a probe succeeds.
+    - ``probe_timeout_seconds`` (120): a probe that has not reported back by then no longer
+      blocks the next caller from probing.
+    - ``max_wait_seconds`` (60): the longest a caller is held for a slot or for a server's
+      Retry-After; a longer wait is not slept but refused (:class:`LimiterRefusalException`).
+    - ``clock``: a :class:`Clock` (default: the system clock, see ``set_testing``).
+    - ``store``: where the state lives (default: this process); a :class:`RedisStore` shares
+      it with every process whose limiter has the same name.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        max_requests: int,
+        window_seconds: float,
+        clock: Clock | None = None,
+        failure_step: float = 1.0,
+        max_throttle: float = 9.0,
+        recovery_step: float = 0.2,
+        successes_per_step: int = 3,
+        quiet_seconds: float = 300.0,
+        quiet_recovery_step: float = 1.0,
+        failures_to_open: int = 3,
+        cooldown_seconds: float = 30.0,
+        max_cooldown_seconds: float = 3600.0,
+        probe_timeout_seconds: float = 120.0,
+        max_wait_seconds: float = 60.0,
+        budgets: Iterable[Budget] = (),
+        store: LimiterStore | None = None,
+    ) -> None:
+        if not (isinstance(name, str) and name.strip()):
+            raise ValueError(f"RateLimiter name must be a non-empty string; got {name!r}")
+        c = name
+        _check(c, "max_requests", max_requests, "use a whole number >= 1", _whole(max_requests) and max_requests >= 1)  # fmt: skip
+        _check(c, "window_seconds", window_seconds, "use a finite number of seconds > 0", _finite(window_seconds) and window_seconds > 0)  # fmt: skip
+        _check(c, "failure_step", failure_step, "use a finite number > 0", _finite(failure_step) and failure_step > 0)  # fmt: skip
+        _check(c, "max_throttle", max_throttle, "use a finite number >= 0 (0 turns slowing down off)", _finite(max_throttle) and max_throttle >= 0)  # fmt: skip
+        _check(c, "recovery_step", recovery_step, "use a finite number > 0", _finite(recovery_step) and recovery_step > 0)  # fmt: skip
+        _check(c, "successes_per_step", successes_per_step, "use a whole number >= 1", _whole(successes_per_step) and successes_per_step >= 1)  # fmt: skip
+        _check(c, "quiet_seconds", quiet_seconds, "use a number of seconds >= 0 (math.inf turns quick recovery off)", isinstance(quiet_seconds, int | float) and not math.isnan(quiet_seconds) and quiet_seconds >= 0)  # fmt: skip
+        _check(c, "quiet_recovery_step", quiet_recovery_step, "use a finite number > 0", _finite(quiet_recovery_step) and quiet_recovery_step > 0)  # fmt: skip
+        _check(c, "failures_to_open", failures_to_open, "use a whole number >= 1", _whole(failures_to_open) and failures_to_open >= 1)  # fmt: skip
+        _check(c, "cooldown_seconds", cooldown_seconds, "use a finite number of seconds > 0", _finite(cooldown_seconds) and cooldown_seconds > 0)  # fmt: skip
+        _check(c, "max_cooldown_seconds", max_cooldown_seconds, f"use a finite number of seconds >= cooldown_seconds ({cooldown_seconds!r}), or lower cooldown_seconds", _finite(max_cooldown_seconds) and max_cooldown_seconds >= cooldown_seconds)  # fmt: skip
+        _check(c, "probe_timeout_seconds", probe_timeout_seconds, "use a finite number of seconds > 0", _finite(probe_timeout_seconds) and probe_timeout_seconds > 0)  # fmt: skip
+        _check(c, "max_wait_seconds", max_wait_seconds, "use a finite number of seconds >= 0 (0 never waits)", _finite(max_wait_seconds) and max_wait_seconds >= 0)  # fmt: skip
+        if clock is not None and not isinstance(clock, Clock):
+            raise TypeError(
+                f"RateLimiter {name!r}: clock must implement Clock (monotonic, sleep, asleep, "
+                f"call_later); got a {type(clock).__name__}"
+            )
+        extra = _check_budgets(name, budgets)
+        if store is not None and not callable(getattr(store, "bind", None)):
+            raise TypeError(
+                f"RateLimiter {name!r}: store must be a limiter store such as RedisStore; got a "
+                f"{type(store).__name__}"
+            )
+
+        self.name = name
+        self.max_requests = max_requests
+        self.window_seconds = float(window_seconds)
+        self.clock: Clock = clock if clock is not None else SYSTEM_CLOCK
+        self.failure_step = float(failure_step)
+        self.max_throttle = float(max_throttle)
+        self.recovery_step = float(recovery_step)
+        self.successes_per_step = successes_per_step
+        self.quiet_seconds = float(quiet_seconds)
+        self.quiet_recovery_step = float(quiet_recovery_step)
+        self.failures_to_open = failures_to_open
+        self.cooldown_seconds = float(cooldown_seconds)
+        self.max_cooldown_seconds = float(max_cooldown_seconds)
+        self.probe_timeout_seconds = float(probe_timeout_seconds)
+        self.max_wait_seconds = float(max_wait_seconds)
+        self.budgets: tuple[Budget, ...] = (
+            Budget(MAIN_BUDGET, max_requests, self.window_seconds),
+            *extra,
+        )
+        self.store = store
+
+        self._rules = rules = Rules(
+            Settings(
+                name=name,
+                budgets=self.budgets,
+                failure_step=self.failure_step,
+                max_throttle=self.max_throttle,
+                recovery_step=self.recovery_step,
+                successes_per_step=successes_per_step,
+                quiet_seconds=self.quiet_seconds,
+                quiet_recovery_step=self.quiet_recovery_step,
+                failures_to_open=failures_to_open,
+                cooldown_seconds=self.cooldown_seconds,
+                max_cooldown_seconds=self.max_cooldown_seconds,
+                probe_timeout_seconds=self.probe_timeout_seconds,
+                max_wait_seconds=self.max_wait_seconds,
+            )
+        )
+        # The process's own state: the whole state without a store, the fallback with one.
+        self._local = LocalState(rules.fresh(), self.clock)
+        self._keeper: StateKeeper = (
+            self._local if store is None else store.bind(rules, self.clock, self._local)
+        )
+        self._one = (1,) + (0,) * len(extra)
+
+    # --- reading ------------------------------------------------------------------------
+
+    @property
+    def state(self) -> State:
+        """``"closed"`` (admitting), ``"open"`` (refusing) or ``"half-open"`` (one probe)."""
+        if self._keeper is self._local:
+            return self._local.state.circuit.state
+        return self.stats().state
+
+    @property
+    def throttle_level(self) -> float:
+        if self._keeper is self._local:
+            return self._local.state.level
+        return self.stats().throttle_level
+
+    @property
+    def effective_window_seconds(self) -> float:
+        """The window in force: ``window_seconds x (1 + throttle_level)``."""
+        if self._keeper is self._local:
+            return self._rules.window(self._local.state)
+        return self.stats().effective_window_seconds
+
+    def stats(self) -> LimiterStats:
+        """A consistent snapshot of the state and of the counts since creation (on a shared
+        store: since the state was created by the first process)."""
+        return self._sync().run(self._snapshot, read=True)
+
+    async def astats(self) -> LimiterStats:
+        """:meth:`stats` for asyncio (needed with an asyncio Redis client)."""
+        return await self._keeper.arun(self._snapshot, read=True)
+
+    def _snapshot(self, state: LimiterState, now: float) -> LimiterStats:
+        return LimiterStats(
+            state=state.circuit.state,
+            throttle_level=state.level,
+            effective_window_seconds=self._rules.window(state),
+            cooldown_seconds=state.circuit.cooldown,
+            successes=state.successes,
+            failures=state.failures,
+            refusals=state.refusals,
+            last_failure=state.last_failure,
+            fallbacks=self._keeper.fallbacks,
+        )
+
+    def __repr__(self) -> str:
+        where = "" if self.store is None else f", store={self.store!r}"
+        local = self._local.state
+        return (
+            f"RateLimiter({self.name!r}, max_requests={self.max_requests}, "
+            f"window_seconds={self.window_seconds}, state={local.circuit.state!r}, "
+            f"throttle_level={local.level}{where})"
+        )
+
+    # --- admission ----------------------------------------------------------------------
+
+    def acquire(self, units: Units = 1) -> Permit:
+        """Wait (on the clock) for a slot and return a permit; raise
+        :class:`LimiterRefusalException` when the circuit is open, a probe is in flight, the
+        wait would be longer than ``max_wait_seconds``, or the call takes more ``units`` of a
+        budget than it can ever hold (refused at once, never waited on).
+
+        ``units``: what the call takes of the main budget (1), or a mapping from budget names
+        to units (the main budget, ``"requests"``, takes 1 unless the mapping names it)."""
+        takes = self._one if type(units) is int and units == 1 else self._takes(units)
+        keeper = self._keeper if not self._keeper.is_async else self._sync()
+        rules = self._rules
+        reserved = keeper.run(lambda s, now: rules.reserve(s, now, takes), admission=True)
+        if type(reserved) is not tuple:
+            raise reserved  # type: ignore[misc]  # a refusal: a fresh exception each time
+        permit, wait, start = reserved
+        if wait > 0:
+            try:
+                self.clock.sleep(wait)
+            except BaseException:
+                # No call was made: its slots go to the next callers.
+                keeper.run(lambda s, _: rules.unreserve(s, start, takes))
+                self.release(Permit(permit))
+                raise
+        return Permit(permit)
+
+    async def aacquire(self, units: Units = 1) -> Permit:
+        """:meth:`acquire` for asyncio: the wait is awaited, never blocking the loop."""
+        takes = self._takes(units)
+        keeper = self._keeper
+        reserved = await keeper.arun(
+            lambda s, now: self._rules.reserve(s, now, takes), admission=True
+        )
+        permit, wait, start = _admitted(reserved)
+        if wait > 0:
+            try:
+                await self.clock.asleep(wait)
+            except BaseException:
+                # No call was made: its slots go to the next callers.
+                await keeper.arun(lambda s, _: self._rules.unreserve(s, start, takes))
+                await self.arelease(permit)
+                raise
+        return permit
+
+    def _takes(self, units: Units) -> tuple[int, ...]:
+        if units == 1 and type(units) is int:
+            return self._one
+        budgets = self.budgets
+        takes: dict[str, object]
+        if isinstance(units, int) and not isinstance(units, bool):
+            takes = {MAIN_BUDGET: units}
+        elif isinstance(units, Mapping):
+            unknown = sorted(str(key) for key in units if key not in {b.name for b in budgets})
+            if unknown:
+                raise ValueError(
+                    f"RateLimiter {self.name!r} has no budget {', '.join(map(repr, unknown))}; "
+                    f"its budgets are {', '.join(repr(b.name) for b in budgets)}"
+                )
+            takes = {MAIN_BUDGET: 1, **units}
+        else:
+            raise TypeError(
+                f"RateLimiter {self.name!r}: units must be a whole number or a mapping of "
+                f"budget names to whole numbers; got a {type(units).__name__}"
+            )
+        for budget, value in takes.items():
+            if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+                raise ValueError(
+                    f"RateLimiter {self.name!r}: units={value!r} for budget {budget!r} is "
+                    "impossible: use a whole number >= 0"
+                )
+        return tuple(cast(int, takes.get(b.name, 0)) for b in budgets)
+
+    def _sync(self) -> StateKeeper:
+        if self._keeper.is_async:
+            raise TypeError(
+                f"RateLimiter {self.name!r} keeps its state through an asyncio Redis client: "
+                "use its awaitable methods (aacquire, arecord_success, arecord_failure, "
+                "arelease, astats), as arun_tool does, or give the store a redis.Redis client"
+            )
+        return self._keeper
+
+    # --- outcomes -----------------------------------------------------------------------
+
+    def record_success(self, permit: Permit | None = None) -> None:
+        """The call admitted with ``permit`` succeeded: recover a little; close after a probe."""
+        keeper = self._keeper if not self._keeper.is_async else self._sync()
+        succeed = self._rules.succeed
+        keeper.run(lambda s, now: succeed(s, now, permit))
+
+    async def arecord_success(self, permit: Permit | None = None) -> None:
+        """:meth:`record_success` for asyncio."""
+        await self._keeper.arun(lambda s, now: self._rules.succeed(s, now, permit))
+
+    def record_failure(self, failure: UpstreamFailure, permit: Permit | None = None) -> None:
+        """The call admitted with ``permit`` failed upstream with ``failure``: slow down, open
+        the circuit when failures go on at the maximum throttle, reopen it after a failed probe,
+        and admit nothing before the server's Retry-After has elapsed."""
+        self._sync().run(lambda s, now: self._rules.fail(s, now, failure, permit))
+
+    async def arecord_failure(self, failure: UpstreamFailure, permit: Permit | None = None) -> None:
+        """:meth:`record_failure` for asyncio."""
+        await self._keeper.arun(lambda s, now: self._rules.fail(s, now, failure, permit))
+
+    def release(self, permit: Permit | None = None, *, retry_after: float | None = None) -> None:
+        """The call admitted with ``permit`` ended without news of the upstream (it failed for
+        another reason, was cancelled, or raised a retry signal): nothing is learned, but a
+        probe frees its place. A ``retry_after`` the server suggested (a retry signal's) is
+        honoured all the same: no call is admitted before it elapses."""
+        check_seconds(retry_after)
+        self._sync().run(lambda s, now: self._rules.release(s, now, permit, retry_after))
+
+    async def arelease(
+        self, permit: Permit | None = None, *, retry_after: float | None = None
+    ) -> None:
+        """:meth:`release` for asyncio."""
+        check_seconds(retry_after)
+        await self._keeper.arun(lambda s, now: self._rules.release(s, now, permit, retry_after))
+
+
+def _admitted(reserved: Reservation | LimiterRefusalException) -> tuple[Permit, float, float]:
+    if isinstance(reserved, LimiterRefusalException):
+        raise reserved
+    permit, wait, start = reserved
+    return Permit(permit), wait, start
+
+
+def _check_budgets(name: str, budgets: Iterable[Budget]) -> tuple[Budget, ...]:
+    if isinstance(budgets, Budget):
+        raise TypeError(f"RateLimiter {name!r}: budgets must be a list of Budget: use [budget]")
+    checked = tuple(budgets)
+    seen = {MAIN_BUDGET}
+    for budget in checked:
+        if not isinstance(budget, Budget):
+            raise TypeError(
+                f"RateLimiter {name!r}: budgets must be Budget instances; got a "
+                f"{type(budget).__name__}"
+            )
+        if budget.name in seen:
+            raise ValueError(
+                f"RateLimiter {name!r}: two budgets are named {budget.name!r} ('requests' is "
+                "the main budget, max_requests per window_seconds): give each its own name"
+            )
+        seen.add(budget.name)
+    return checked

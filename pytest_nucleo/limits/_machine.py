@@ -1,0 +1,237 @@
+"""The rules of a limiter, once: admission, outcomes, throttle, circuit, holds, statistics.
+
+:class:`Rules` changes a :class:`LimiterState` at a time ``now`` that it is given; it never
+reads a clock, takes a lock or talks to a store. The in-process store runs these changes under
+a lock; the Redis store runs the very same changes inside an optimistic transaction. So the
+in-process limiter and the shared one cannot drift apart: there is one state machine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from pytest_nucleo._retry_after import RETRY_AFTER_CAP
+
+from ._circuit import CLOSED, Circuit
+from ._failure import UpstreamFailure
+from ._refusal import LimiterRefusalException, RefusalReason
+from ._state import LimiterState
+from ._window import Budget, SlidingWindow
+
+Reservation = tuple[int, float, float]
+"""A permit, the seconds to wait before the call, and the start the window reserved."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Settings:
+    """A limiter's checked settings (see :class:`RateLimiter` for their meaning)."""
+
+    name: str
+    budgets: tuple[Budget, ...]  # the main budget (max_requests per window_seconds) first
+    failure_step: float
+    max_throttle: float
+    recovery_step: float
+    successes_per_step: int
+    quiet_seconds: float
+    quiet_recovery_step: float
+    failures_to_open: int
+    cooldown_seconds: float
+    max_cooldown_seconds: float
+    probe_timeout_seconds: float
+    max_wait_seconds: float
+
+
+class Rules:
+    __slots__ = ("longest", "main", "s", "smallest", "widest")
+
+    def __init__(self, settings: Settings) -> None:
+        self.s = settings
+        self.main = settings.budgets[0]
+        self.smallest = min(b.max_units for b in settings.budgets)  # a larger take may not fit
+        self.widest = 1.0 + settings.max_throttle  # how far the throttle can widen a window
+        s = settings
+        quiet = s.quiet_seconds if math.isfinite(s.quiet_seconds) else 0.0
+        self.longest = max(
+            max(b.window_seconds for b in s.budgets) * self.widest,
+            s.max_cooldown_seconds,
+            s.probe_timeout_seconds,
+            s.max_wait_seconds,
+            quiet,
+        )  # the longest span any rule looks back or ahead, but a server's pause
+
+    def fresh(self) -> LimiterState:
+        """A closed circuit, no throttle, empty windows: a new limiter, or lost state rebuilt."""
+        return LimiterState(
+            windows=[SlidingWindow() for _ in self.s.budgets],
+            circuit=Circuit(cooldown=self.s.cooldown_seconds),
+        )
+
+    def window(self, state: LimiterState) -> float:
+        """The main budget's window in force."""
+        return self.main.window_seconds * (1.0 + state.level)
+
+    def keep_for(self, state: LimiterState, now: float) -> float:
+        """How long a shared store keeps the state after its last change: well past the
+        longest span any rule looks back or ahead, so only an idle limiter's state expires."""
+        return 2.0 * max(self.longest, state.blocked_until - now)
+
+    # --- admission ----------------------------------------------------------------------
+
+    def reserve(
+        self, state: LimiterState, now: float, takes: tuple[int, ...]
+    ) -> Reservation | LimiterRefusalException:
+        budgets = self.s.budgets
+        if max(takes) > self.smallest:
+            for budget, units in zip(budgets, takes, strict=True):
+                if units > budget.max_units:
+                    return self.refuse(state, "too-large", 0.0, budget=budget, units=units)
+        circuit = state.circuit
+        if circuit.state == CLOSED:
+            permit = circuit.epoch
+        else:
+            probe = circuit.admit_probe(now, self.s.probe_timeout_seconds)
+            if isinstance(probe, tuple):
+                reason, until = probe
+                if reason == "open":
+                    until = max(until, state.blocked_until)
+                return self.refuse(state, reason, until - now)
+            permit = probe
+        factor = 1.0 + state.level
+        windows = state.windows
+        # The earliest start the windows allow: in turn, within every budget. (One budget is
+        # the common case, and loops cost more than the bookkeeping itself: it goes first.)
+        if len(takes) == 1:
+            paced = self._paced(windows[0], budgets[0], now, takes[0], factor)
+        else:
+            paced = max(
+                self._paced(window, budget, now, units, factor)
+                for window, budget, units in zip(windows, budgets, takes, strict=True)
+            )
+        start = max(paced, state.blocked_until)
+        wait = start - now
+        if wait > self.s.max_wait_seconds:
+            if permit < 0:
+                circuit.probe = None
+            # "held" only when the server's pause, not the window, is what is too long.
+            return self.refuse(state, "held" if state.blocked_until > paced else "wait", wait)
+        # Every budget takes its units in this one change, or none does.
+        if len(takes) == 1:
+            if takes[0]:
+                windows[0].add(start, takes[0])
+        else:
+            for window, units in zip(windows, takes, strict=True):
+                if units:
+                    window.add(start, units)
+        if permit < 0:
+            circuit.probe_started = start  # the probe's time runs from its admission
+        return permit, wait, start
+
+    def _paced(
+        self, window: SlidingWindow, budget: Budget, now: float, units: int, factor: float
+    ) -> float:
+        if not units:
+            return now
+        span = budget.window_seconds * factor
+        window.forget(now, span, budget.window_seconds * self.widest, budget.max_units)
+        return window.earliest(now, units, span, budget.max_units)
+
+    def unreserve(self, state: LimiterState, start: float, takes: tuple[int, ...]) -> None:
+        """A waiter gave up before its call: its slots go to the next callers."""
+        for window, units in zip(state.windows, takes, strict=True):
+            if units:
+                window.remove(start, units)
+
+    def refuse(
+        self,
+        state: LimiterState,
+        reason: RefusalReason,
+        off_for: float,
+        *,
+        budget: Budget | None = None,
+        units: int | None = None,
+    ) -> LimiterRefusalException:
+        # A fresh exception per refusal: raising a stored one grows its traceback every time.
+        state.refusals += 1
+        main = self.main
+        return LimiterRefusalException(
+            self.s.name,
+            main.max_units,
+            main.window_seconds,
+            max(off_for, 0.0),
+            reason,
+            state.last_failure,
+            self.s.max_wait_seconds if reason in ("wait", "held") else None,
+            None if budget is None or budget is main else budget,
+            units,
+        )
+
+    # --- outcomes -----------------------------------------------------------------------
+
+    def succeed(self, state: LimiterState, now: float, permit: int | None) -> None:
+        s, circuit = self.s, state.circuit
+        state.successes += 1
+        if permit is not None and permit < 0:
+            if permit != circuit.probe:
+                return  # a probe that expired and was replaced: the new one decides
+            circuit.close(s.cooldown_seconds)
+        elif not circuit.is_current(permit):
+            return  # admitted before the circuit last changed: that call says nothing now
+        state.failures_at_max = 0
+        if state.level <= 0.0:
+            return
+        if now - state.quiet_from >= s.quiet_seconds:
+            self._set_level(state, state.level - s.quiet_recovery_step)
+            return
+        state.successes_toward_step += 1
+        if state.successes_toward_step >= s.successes_per_step:
+            state.successes_toward_step = 0
+            self._set_level(state, state.level - s.recovery_step)
+
+    def fail(
+        self, state: LimiterState, now: float, failure: UpstreamFailure, permit: int | None
+    ) -> None:
+        s, circuit = self.s, state.circuit
+        state.failures += 1
+        state.last_failure = failure
+        state.quiet_from = now
+        state.successes_toward_step = 0
+        self.hold(state, now, failure.retry_after)
+        if permit is not None and permit < 0:
+            if permit == circuit.probe:
+                circuit.cooldown = min(circuit.cooldown * 2, s.max_cooldown_seconds)
+                self._open(state, now)
+            return
+        if not circuit.is_current(permit):
+            return  # admitted before the circuit last changed: that call says nothing now
+        if state.level >= s.max_throttle:
+            state.failures_at_max += 1
+            if state.failures_at_max >= s.failures_to_open:
+                self._open(state, now)
+                return
+        self._set_level(state, state.level + s.failure_step)
+
+    def release(
+        self, state: LimiterState, now: float, permit: int | None, retry_after: float | None
+    ) -> None:
+        self.hold(state, now, retry_after)
+        if permit is not None and permit < 0 and permit == state.circuit.probe:
+            state.circuit.probe = None
+
+    @staticmethod
+    def hold(state: LimiterState, now: float, retry_after: float | None) -> None:
+        """Admit nothing before ``retry_after`` seconds from ``now`` elapse (at most
+        :data:`RETRY_AFTER_CAP`, as a parsed header is: a wild value given by hand or by a
+        carrier must not switch a tool off for years)."""
+        if retry_after is not None:
+            retry_after = min(retry_after, RETRY_AFTER_CAP)
+        if retry_after is not None and now + retry_after > state.blocked_until:
+            state.blocked_until = now + retry_after
+
+    def _set_level(self, state: LimiterState, level: float) -> None:
+        state.level = min(max(round(level, 9), 0.0), self.s.max_throttle)
+
+    @staticmethod
+    def _open(state: LimiterState, now: float) -> None:
+        state.circuit.open(now)
+        state.failures_at_max = 0

@@ -1,0 +1,434 @@
+"""The Redis store itself: keys, expiry, time, asyncio clients, and Redis failing mid-run.
+
+Against a real redis-server on a loopback port (``_redis_server.py``); the tests that stop,
+pause or flush a server start their own, so other tests never see it fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _redis_server import RedisServer, unique_prefix
+from syrupy.assertion import SnapshotAssertion
+
+import pytest_nucleo as nucleo
+from pytest_nucleo import FakeClock, LimiterRefusalException, RateLimiter, RedisStore
+
+OUTAGE = nucleo.UpstreamFailure("Shop API", "Service Unavailable", 503)
+SLOW_DOWN = nucleo.UpstreamFailure("GitHub", "slow down", 429, 30.0)
+
+
+@pytest.fixture
+def own_redis(redis_server: RedisServer, tmp_path: Path) -> Iterator[RedisServer]:
+    """A server of this test's own, free to stop, pause or flush."""
+    server = RedisServer(redis_server.binary, str(tmp_path))
+    server.start()
+    yield server
+    if server.process is not None:
+        os.kill(server.process.pid, signal.SIGCONT)  # in case the test left it paused
+    server.stop()
+
+
+def on(server: RedisServer, prefix: str, clock: FakeClock, **options: Any) -> RedisStore:
+    return RedisStore(
+        server.client(**options.pop("client", {})), prefix=prefix, clock=clock, **options
+    )
+
+
+# --- keys and expiry ---------------------------------------------------------------------------
+
+
+def test_state_lives_under_prefix_and_name_and_expires(redis_server: RedisServer) -> None:
+    prefix, client = unique_prefix(), redis_server.client()
+    lim = RateLimiter(
+        "geo",
+        max_requests=1,
+        window_seconds=1,
+        max_throttle=0.0,
+        cooldown_seconds=1,
+        max_cooldown_seconds=2,
+        probe_timeout_seconds=1,
+        max_wait_seconds=0,
+        quiet_seconds=0,
+        store=RedisStore(client, prefix=prefix),
+    )
+    lim.record_success(lim.acquire())
+    assert client.keys(f"{prefix}:*") == [f"{prefix}:geo".encode()]
+    # Kept for twice the longest span any rule looks at (here the 2 s cooldown cap), no more:
+    # an idle limiter leaves nothing behind.
+    assert 0 < client.pttl(f"{prefix}:geo") <= 4000
+
+
+def test_two_limiters_with_different_names_or_prefixes_never_share_state(
+    redis_server: RedisServer,
+) -> None:
+    client, clock = redis_server.client(), FakeClock()
+    prefix = unique_prefix()
+
+    def limiter(name: str, where: str) -> RateLimiter:
+        store = RedisStore(client, prefix=where, clock=clock)
+        return RateLimiter(name, max_requests=1, window_seconds=60, max_wait_seconds=0, store=store)
+
+    first = limiter("b:c", prefix)
+    first.acquire()
+    first.record_failure(OUTAGE)
+    # Another name, another prefix, and the one pair that would collide if keys were joined
+    # naively ("p" + "b:c" against "p:b" + "c"): all start from nothing.
+    for other in (limiter("b", prefix), limiter("b:c", prefix + "x"), limiter("c", f"{prefix}:b")):
+        other.acquire()
+        assert other.stats().failures == 0
+    assert limiter("b:c", prefix).stats().failures == 1  # the same pair: the same state
+
+
+def test_a_limiter_that_starts_joins_the_state_and_never_resets_it(
+    redis_server: RedisServer,
+) -> None:
+    prefix, clock = unique_prefix(), FakeClock()
+    settings: dict[str, Any] = {"max_requests": 2, "window_seconds": 60, "max_wait_seconds": 0}
+    first = RateLimiter(
+        "geo", store=RedisStore(redis_server.client(), prefix=prefix, clock=clock), **settings
+    )
+    first.acquire()
+    first.record_failure(OUTAGE)
+    second = RateLimiter(
+        "geo", store=RedisStore(redis_server.client(), prefix=prefix, clock=clock), **settings
+    )
+    assert (second.stats().failures, second.throttle_level) == (1, 1.0)
+    second.acquire()
+    assert refusal(second.acquire).reason == "wait"  # the window holds both processes' calls
+    assert first.stats().refusals == 1
+
+
+def refusal(call: Any) -> LimiterRefusalException:
+    with pytest.raises(LimiterRefusalException) as caught:
+        call()
+    return caught.value
+
+
+# --- time ----------------------------------------------------------------------------------------
+
+
+def test_hosts_whose_clocks_differ_agree_on_the_servers_time(redis_server: RedisServer) -> None:
+    # Two hosts: local clocks a day apart. Decisions run on the Redis server's clock.
+    prefix = unique_prefix()
+    here, there = FakeClock(0.0), FakeClock(86_400.0)
+    a = RateLimiter(
+        "gh",
+        max_requests=10,
+        window_seconds=1,
+        clock=here,
+        store=RedisStore(redis_server.client(), prefix=prefix),
+    )
+    b = RateLimiter(
+        "gh",
+        max_requests=10,
+        window_seconds=1,
+        clock=there,
+        max_wait_seconds=0,
+        store=RedisStore(redis_server.client(), prefix=prefix),
+    )
+    a.record_failure(SLOW_DOWN, a.acquire())
+    held = refusal(b.acquire)
+    assert held.reason == "held"
+    assert 29.0 < held.off_for <= 30.0  # the server's 30 s, not a day more or less
+    assert here.sleeps == there.sleeps == []
+
+
+# --- asyncio clients ----------------------------------------------------------------------------
+
+
+def test_an_asyncio_client_serves_the_awaitable_methods_and_arun_tool(
+    redis_server: RedisServer,
+) -> None:
+    prefix, clock = unique_prefix(), FakeClock()
+
+    async def main() -> None:
+        client = redis_server.async_client()
+        try:
+            await use(client)
+        finally:
+            await client.aclose()
+
+    async def use(client: Any) -> None:
+        lim = RateLimiter(
+            "gh",
+            max_requests=2,
+            window_seconds=60,
+            clock=clock,
+            max_wait_seconds=0,
+            store=RedisStore(client, prefix=prefix, clock=clock),
+        )
+
+        @nucleo.tool(limiters=[lim])
+        async def search(query: str) -> str:
+            return query
+
+        assert (await nucleo.arun_tool(search, {"query": "a"})).text == "a"
+        await lim.arecord_failure(OUTAGE, await lim.aacquire())
+        third = await nucleo.arun_tool(search, {"query": "b"})
+        assert isinstance(third.exception, LimiterRefusalException)
+        stats = await lim.astats()
+        assert (stats.successes, stats.failures, stats.refusals) == (1, 1, 1)
+        with pytest.raises(TypeError, match="keeps its state through an asyncio Redis client"):
+            lim.acquire()
+        await lim.arelease(None, retry_after=5.0)
+
+    asyncio.run(main())
+
+
+# --- Redis failing mid-run ------------------------------------------------------------------------
+
+
+def test_redis_stopped_mid_run_degrades_logs_and_rejoins(
+    own_redis: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FakeClock()
+    lim = RateLimiter(
+        "shop",
+        max_requests=5,
+        window_seconds=60,
+        clock=clock,
+        store=on(own_redis, unique_prefix(), clock),
+    )
+
+    @nucleo.tool(limiters=[lim])
+    def order(n: int) -> int:
+        return n
+
+    assert nucleo.run_tool(order, {"n": 1}).text == "1"
+    own_redis.stop()
+    with caplog.at_level(logging.WARNING, logger="pytest_nucleo"):
+        # Fail-open: the tool still runs, on this process's own window; nothing blames the shop.
+        assert nucleo.run_tool(order, {"n": 2}).text == "2"
+        assert nucleo.run_tool(order, {"n": 3}).text == "3"
+    outage = [r for r in caplog.records if "unreachable" in r.getMessage()]
+    assert len(outage) == 1  # once per outage, not per call
+    assert outage[0].levelname == "WARNING"
+    assert "admits calls on this process's own window" in outage[0].getMessage()
+    stats = lim.stats()
+    assert (stats.fallbacks, stats.failures) == (4, 0)  # 2 calls: admission and outcome each
+
+    own_redis.start()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="pytest_nucleo"):
+        assert nucleo.run_tool(order, {"n": 4}).text == "4"  # not yet: Redis is rechecked...
+        clock.advance(1.0)  # ...once a second
+        assert nucleo.run_tool(order, {"n": 5}).text == "5"
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("Redis answers again" in m for m in messages)
+    assert any("vanished" in m for m in messages)  # the restarted server kept nothing
+    assert lim.stats().successes == 1  # the shared state: the call made after rejoining
+    assert lim.stats().fallbacks == 6
+
+
+def test_redis_that_stops_answering_is_an_outage_after_the_socket_timeout(
+    own_redis: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FakeClock()
+    lim = RateLimiter(
+        "shop",
+        max_requests=5,
+        window_seconds=60,
+        clock=clock,
+        store=on(own_redis, unique_prefix(), clock, client={"socket_timeout": 0.2}),
+    )
+    lim.record_success(lim.acquire())
+    assert own_redis.process is not None
+    os.kill(own_redis.process.pid, signal.SIGSTOP)  # alive, but answers nothing
+    with caplog.at_level(logging.WARNING, logger="pytest_nucleo"):
+        lim.record_success(lim.acquire())
+    assert any("TimeoutError" in r.getMessage() for r in caplog.records)
+    os.kill(own_redis.process.pid, signal.SIGCONT)
+    clock.advance(1.0)
+    lim.record_success(lim.acquire())
+    assert lim.stats().successes == 2  # back on the shared state, which survived the pause
+
+
+def test_fail_closed_refuses_while_redis_is_unreachable(
+    own_redis: RedisServer, llm_snapshot: SnapshotAssertion
+) -> None:
+    clock = FakeClock()
+    lim = RateLimiter(
+        "shop",
+        max_requests=5,
+        window_seconds=60,
+        clock=clock,
+        store=on(own_redis, unique_prefix(), clock, fail_open=False),
+    )
+
+    @nucleo.tool(limiters=[lim])
+    def order(n: int) -> int:
+        return n
+
+    own_redis.stop()
+    result = nucleo.run_tool(order, {"n": 1})
+    assert isinstance(result.exception, LimiterRefusalException)
+    assert result.exception.reason == "unreachable"
+    assert nucleo.UpstreamFailure.from_exception(result.exception) is None  # not the shop's
+    assert result.text == llm_snapshot
+    assert "not a failure of the service" in result.text
+
+
+def test_flushall_mid_run_rebuilds_a_closed_circuit_and_logs_it(
+    own_redis: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FakeClock()
+    lim = RateLimiter(
+        "shop",
+        max_requests=5,
+        window_seconds=60,
+        clock=clock,
+        max_throttle=0.0,
+        failures_to_open=1,
+        store=on(own_redis, unique_prefix(), clock),
+    )
+    lim.record_failure(OUTAGE, lim.acquire())
+    assert refusal(lim.acquire).reason == "open"
+    own_redis.client().flushall()
+    with caplog.at_level(logging.WARNING, logger="pytest_nucleo"):
+        lim.record_success(lim.acquire())  # admitted: the state was rebuilt, closed
+    vanished = [r for r in caplog.records if "vanished" in r.getMessage()]
+    assert len(vanished) == 1
+    assert "rebuilt as a closed circuit" in vanished[0].getMessage()
+    stats = lim.stats()
+    assert (stats.state, stats.failures, stats.successes, stats.fallbacks) == ("closed", 0, 1, 0)
+
+
+# --- bad input and the extra ---------------------------------------------------------------------
+
+
+def test_a_store_says_what_was_wrong_with_its_settings(redis_server: RedisServer) -> None:
+    import redis
+
+    client = redis_server.client()
+    with pytest.raises(
+        ValueError, match="prefix must be a non-empty string naming the application"
+    ):
+        RedisStore(client, prefix=" ")
+    with pytest.raises(
+        TypeError, match=r"needs a redis\.Redis or a redis\.asyncio\.Redis client; got a dict"
+    ):
+        RedisStore({}, prefix="app")
+    with pytest.raises(
+        ValueError, match=r"socket_timeout is None: give it a finite number of seconds"
+    ):
+        RedisStore(redis.Redis(port=redis_server.port, socket_timeout=None), prefix="app")
+    with pytest.raises(ValueError, match="recheck_seconds=0 is impossible"):
+        RedisStore(client, prefix="app", recheck_seconds=0)
+    with pytest.raises(TypeError, match="fail_open must be True or False"):
+        RedisStore(client, prefix="app", fail_open="no")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="store must be a limiter store such as RedisStore"):
+        RateLimiter("x", max_requests=1, window_seconds=1, store=client)
+
+
+def test_the_core_imports_without_redis_and_the_store_says_what_to_install() -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['redis'] = None\n"  # as if it were not installed
+        "import pytest_nucleo as nucleo\n"
+        "names = [getattr(nucleo, name) for name in nucleo.__all__]\n"
+        "lim = nucleo.RateLimiter('x', max_requests=1, window_seconds=1)\n"
+        "lim.record_success(lim.acquire())\n"
+        "try:\n"
+        "    nucleo.RedisStore(object(), prefix='app')\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert (
+        result.stdout.strip()
+        == "RedisStore needs the redis client: pip install 'pytest-nucleo[redis]'"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, pytest_nucleo; print('redis' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert loaded.stdout.strip() == "False"
+
+
+# --- the adapters, unchanged --------------------------------------------------------------------
+
+
+def test_the_adapters_wrapper_runs_a_shared_limiter_sync_and_async(
+    redis_server: RedisServer,
+) -> None:
+    from pytest_nucleo.adapters._core import through_runner
+
+    prefix, clock = unique_prefix(), FakeClock()
+    delivered: list[str] = []
+
+    def deliver(result: nucleo.ToolResult) -> str:
+        delivered.append(result.text)
+        return "refused"
+
+    sync_limiter = RateLimiter(
+        "orders",
+        max_requests=1,
+        window_seconds=60,
+        max_wait_seconds=0,
+        store=RedisStore(redis_server.client(), prefix=prefix, clock=clock),
+    )
+
+    @nucleo.tool(limiters=[sync_limiter])
+    def get_order(number: str) -> str:
+        return number
+
+    wrapped = through_runner(get_order, deliver)
+    assert (wrapped("1"), wrapped("2")) == ("1", "refused")
+
+    async def main() -> tuple[object, object]:
+        client = redis_server.async_client()
+        try:
+            shared = RateLimiter(
+                "orders",
+                max_requests=1,
+                window_seconds=60,
+                max_wait_seconds=0,
+                store=RedisStore(client, prefix=prefix + "-async", clock=clock),
+            )
+
+            @nucleo.tool(limiters=[shared])
+            async def aget_order(number: str) -> str:
+                return number
+
+            awrapped = through_runner(aget_order, deliver)
+            return await awrapped("3"), await awrapped("4")
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(main()) == ("3", "refused")
+    assert len(delivered) == 2
+    assert all("rate limiter 'orders'" in text for text in delivered)
+
+
+# --- without redis-server ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("ci", "outcome"), [("", "skipped"), ("1", "errors")])
+def test_without_redis_server_the_tests_skip_saying_how_to_install_it_but_fail_under_ci(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, ci: str, outcome: str
+) -> None:
+    tests = Path(__file__).resolve().parent
+    pytester.makeconftest(
+        f"import sys\nsys.path.insert(0, {str(tests)!r})\nfrom _redis_server import redis_server\n"
+    )
+    pytester.makepyfile("def test_shared(redis_server):\n    pass\n")
+    monkeypatch.setenv("PATH", str(pytester.path))  # no redis-server on it
+    monkeypatch.setenv("CI", ci)
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # a quick session: none needed
+    result = pytester.runpytest_subprocess("-rs", "-p", "no:cacheprovider")
+    result.assert_outcomes(**{outcome: 1})
+    result.stdout.fnmatch_lines(["*redis-server is not installed*apt-get install redis-server*"])
