@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import math
 import threading
+import weakref
 from collections import deque
 from typing import Final, Literal, NewType, TypeGuard
 
@@ -245,6 +246,15 @@ def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+_LIVE: weakref.WeakSet[RateLimiter] = weakref.WeakSet()
+"""Every RateLimiter still alive, so a test harness can reset them (see RateLimiter.reset)."""
+
+
+def live_limiters() -> list[RateLimiter]:
+    """The RateLimiter instances alive now."""
+    return list(_LIVE)
+
+
 class RateLimiter:
     """A sliding-window rate limiter with adaptive throttling and a circuit, for one upstream.
 
@@ -332,6 +342,10 @@ class RateLimiter:
 
         self._now = self.clock.monotonic
         self._lock = threading.Lock()
+        self._start_fresh()
+        _LIVE.add(self)
+
+    def _start_fresh(self) -> None:
         # Admission times (some in the future: callers waiting for their slot), oldest first.
         # The window looks at the last max_requests; older ones are kept while inside the
         # window, because a waiter that gives its slot back makes them the last again.
@@ -353,6 +367,16 @@ class RateLimiter:
         self._failures = 0
         self._refusals = 0
         self._last_failure: UpstreamFailure | None = None
+
+    def reset(self) -> None:
+        """Forget every call, failure, wait and count: the limiter is as just built, settings
+        kept. The pytest plugin does this before each test to the limiters that already exist,
+        so one test's failures never switch a shared limiter off for the next."""
+        with self._lock:
+            # Permits handed out before the reset must stay stale: keep counting them on.
+            epoch, next_id = self._epoch + 1, self._next_id
+            self._start_fresh()
+            self._epoch, self._next_id = epoch, next_id
 
     # --- reading ------------------------------------------------------------------------
 

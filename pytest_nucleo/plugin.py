@@ -20,11 +20,12 @@ if TYPE_CHECKING:
     from pytest_nucleo.testing import FakeUpstream
 
 _UPSTREAM_OPTIONS = ("assert_all_called", "base_url")
-MARKER_OPTIONS = (*_UPSTREAM_OPTIONS, "expect_leaks")
-_FLAGS = ("assert_all_called", "expect_leaks")
+MARKER_OPTIONS = (*_UPSTREAM_OPTIONS, "expect_leaks", "real_waits")
+_FLAGS = ("assert_all_called", "expect_leaks", "real_waits")
 
 _call_failed = pytest.StashKey[bool]()
 _options = pytest.StashKey[dict[str, Any]]()
+_testing_before = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -86,7 +87,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "nucleo(assert_all_called=True, base_url=None, expect_leaks=False): configure the "
         "fake_upstream fixture (assert_all_called=False lets routes go uncalled; base_url makes "
         "relative route URLs); expect_leaks=True: the test makes a tool leak a foreign "
-        "exception on purpose, so the report does not count it.",
+        "exception on purpose, so the report does not count it; real_waits=True: the "
+        "system clock really sleeps in this test (waits are skipped by default).",
     )
 
 
@@ -100,6 +102,33 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     # Checked before any fixture runs, so a misspelt option fails the test whatever it uses.
     item.stash[_options] = _marker_options(item)
+    _start_fresh_time(item)
+
+
+def _start_fresh_time(item: pytest.Item) -> None:
+    """Before any fixture: real waiting off (unless the test asks for it), and every limiter
+    that already exists as if just built, so no test waits for real or inherits an open circuit
+    or a full window from the tests before it. A limiter built during the test is its own."""
+    from pytest_nucleo import _clock, _limits
+
+    item.stash[_testing_before] = _clock.is_testing()
+    _clock.set_testing(not item.stash[_options].get("real_waits", False))
+    for limiter in _limits.live_limiters():
+        limiter.reset()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, None, None]:
+    try:
+        return (yield)
+    finally:
+        before = item.stash.get(_testing_before, None)
+        if before is not None:  # the switch as the test found it (a session may run inside one)
+            from pytest_nucleo import _clock
+
+            _clock.set_testing(before)
 
 
 @pytest.hookimpl(wrapper=True)
