@@ -45,11 +45,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 class _RunnerWatch(logging.Handler):
-    """Sees the runner's ERROR records during tests, so a leak is reported even when the test
-    that caused it passed (``--nucleo-strict``)."""
+    """Sees the runner's failure records during tests, correctable (WARNING) and uncorrectable
+    (ERROR) alike, so a leak or an unclean text is reported even when the test that caused it
+    passed (``--nucleo-strict``)."""
 
     def __init__(self, config: pytest.Config) -> None:
-        super().__init__(logging.ERROR)
+        super().__init__(logging.WARNING)
         self.config = config
         self.where: str | None = None
         self.expect_leaks = False
@@ -60,17 +61,19 @@ class _RunnerWatch(logging.Handler):
         # (A slice, not [-1]: a tool's thread may log while the last test is being popped.)
         if self not in _running[-1:]:
             return
-        if self.where is None or not record.exc_info or not record.args:
+        # An uncorrectable failure comes as the record's exception, a correctable one (logged
+        # without a traceback) in its extra attribute.
+        failure = record.exc_info[1] if record.exc_info else getattr(record, "nucleo_failure", None)
+        if self.where is None or failure is None or not record.args:
             return
         from pytest_nucleo.testing._report import record_runner_failure
 
         tool = str(record.args[0]) if isinstance(record.args, tuple) else "tool"
-        failure = record.exc_info[1]
         record_runner_failure(
             self.config,
             tool,
             self.where,
-            failure,  # type: ignore[arg-type]
+            failure,
             expect_leaks=self.expect_leaks,
         )
 
@@ -278,14 +281,14 @@ def _strict_problems(config: pytest.Config, entries: list[dict[str, Any]]) -> li
 
     problems = _report.strict_problems(entries)
     runner = logging.getLogger("pytest_nucleo.runner")
-    if not runner.isEnabledFor(logging.ERROR):
-        # The watch reads the runner's ERROR records: with none emitted it would see no leak,
-        # and a strict run must not pass for want of looking.
+    if not runner.isEnabledFor(logging.WARNING):
+        # The watch reads the runner's failure records: with none emitted it would see no leak
+        # nor unclean text, and a strict run must not pass for want of looking.
         level = logging.getLevelName(runner.getEffectiveLevel())
         problems.append(
-            f"the logger 'pytest_nucleo.runner' emits no ERROR records (level {level}, or "
-            "disabled), so leaks through run_tool cannot be seen: keep it at ERROR or below "
-            "in the test run"
+            f"the logger 'pytest_nucleo.runner' emits no WARNING records (level {level}, or "
+            "disabled), so the failures of run_tool (correctable ones log at WARNING, the "
+            "others at ERROR) cannot be seen: keep it at WARNING or below in the test run"
         )
     return problems
 
@@ -309,3 +312,19 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         write("--nucleo-strict failed the run:", red=True)
         for problem in problems:
             write(f"  {problem}", red=True)
+        _say_so_on_the_last_line(terminalreporter, problems)
+
+
+def _say_so_on_the_last_line(terminalreporter: Any, problems: list[str]) -> None:
+    """Make pytest's last line ("1 passed in 0.86s") red and say that strict mode failed the
+    run, and for how many problems: the exit code is 1, and a green last line would lie."""
+    build = getattr(terminalreporter, "build_summary_stats_line", None)
+    if build is None:  # a terminal reporter of another make: the section above says it all
+        return
+    part = f"failed by --nucleo-strict ({len(problems)} problem{'s' if len(problems) > 1 else ''})"
+
+    def build_failing() -> tuple[list[tuple[str, dict[str, bool]]], str]:
+        parts, _ = build()
+        return [*parts, (part, {"red": True, "bold": True})], "red"
+
+    terminalreporter.build_summary_stats_line = build_failing
