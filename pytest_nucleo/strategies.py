@@ -33,6 +33,7 @@ from pytest_nucleo.testing._scenarios import (
     KINDS,
     NOT_JSON,
     OUTAGE,
+    SEARCH_EMPTY,
     Expectation,
     Kind,
     Scenario,
@@ -388,7 +389,7 @@ def search_scenarios(
                 "empty-search",
                 "search",
                 outcome,
-                Expectation(None, None, "CONTRACT 3: a search that found nothing", empty=True),
+                Expectation(None, None, SEARCH_EMPTY, empty=True),
             )
         )
         return _scenarios(

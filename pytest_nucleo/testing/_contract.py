@@ -11,7 +11,7 @@ from syrupy.assertion import SnapshotAssertion
 from ._failure import LLMText
 from ._fake import Outcome, respond
 from ._report import record
-from ._scenarios import KINDS, Kind, Observation, Scenario, contract_matrix
+from ._scenarios import KINDS, RULES, Kind, Observation, Scenario, contract_matrix
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -43,8 +43,8 @@ class ToolContract:
     Give the tool (sync or async), its ``kind`` ("search" or "fetch"), the ``service_name``, the
     ``endpoint`` its valid call requests ("GET https://..."), the ``valid_call`` arguments and
     the ``valid_response`` the upstream gives them. Each scenario of the matrix becomes its own
-    test, ``test_contract[status-404]`` and so on, checking class, correctability, hygiene and a
-    snapshot of the text. Declare a scenario that cannot apply in ``not_applicable``, with a
+    test, ``test_contract[status-404]`` and so on, checking class, correctability, hygiene, that
+    an upstream failure's text names ``service_name``, and a snapshot of the text. Declare a scenario that cannot apply in ``not_applicable``, with a
     reason; the report shows it.
     """
 
@@ -78,6 +78,12 @@ class ToolContract:
             raise TypeError(f"{name}.tool must be the tool function, got {cls.tool!r}")
         if cls.kind not in KINDS:
             raise TypeError(f"{name}.kind must be 'search' or 'fetch', got {cls.kind!r}")
+        if not (isinstance(cls.service_name, str) and cls.service_name.strip()):
+            raise TypeError(
+                f"{name}.service_name must be the name of the service as the tool's texts say "
+                f"it (such as 'Shop'), got {cls.service_name!r}: every upstream failure's text "
+                "must name it"
+            )
         if not isinstance(cls.valid_call, Mapping):
             raise TypeError(
                 f"{name}.valid_call must be the keyword arguments of a valid call, as a dict; "
@@ -152,6 +158,7 @@ class ToolContract:
             secrets=tuple(cls.secrets),
             is_empty=self.is_empty,
             tool_name=tool_name,
+            service_name=cls.service_name,
         )
         if observation.violation is None and observation.text is not None:
             try:
@@ -166,6 +173,6 @@ class ToolContract:
         if observation.violation is not None:
             pytest.fail(
                 f"{tool_name} broke the failure contract in scenario {nucleo_scenario!r}:\n"
-                f"{observation.violation}",
+                f"{observation.violation}\n(every rule: {RULES})",
                 pytrace=False,
             )
