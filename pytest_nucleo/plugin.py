@@ -37,6 +37,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write the failure matrix seen in the run to PATH.json and PATH.md",
     )
     group.addoption(
+        "--nucleo-matrix",
+        choices=("problems", "all"),
+        default="problems",
+        help="what the failure matrix in the terminal shows: the rows that need a look and a "
+        "summary (problems, the default), or every row (all; also with -v)",
+    )
+    group.addoption(
         "--nucleo-strict",
         action="store_true",
         default=False,
@@ -302,15 +309,25 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     write = terminalreporter.write_line
     terminalreporter.section("nucleo failure matrix")
-    for line in _report.terminal_lines(entries) if entries else ():
+    everything = config.getoption("--nucleo-matrix") == "all" or config.get_verbosity() > 0
+    shown = entries if everything else _report.problem_rows(entries)
+    width = _terminal_width(terminalreporter)
+    for line in _report.terminal_lines(shown, width) if shown else ():
         write(line)
-    write(_report.summary(entries))
+    text = _report.summary(entries)
+    if not everything and len(shown) < len(entries):
+        text += " (every row: -v or --nucleo-matrix=all)"
+    for line in _wrapped(text, width):
+        write(line)
+    hint = _report.new_snapshots_hint(entries)
+    for line in _wrapped(hint or "", width):
+        write(line, yellow=True)
     path = config.getoption("--nucleo-report")
     if path:
         write(f"report written to {', '.join(str(p) for p in _report.report_paths(path))}")
     if problems:
         write("--nucleo-strict failed the run:", red=True)
-        for problem in problems:
+        for problem in problems:  # one line each, whole, so that CI logs can be searched
             write(f"  {problem}", red=True)
         _say_so_on_the_last_line(terminalreporter, problems)
 
@@ -328,3 +345,20 @@ def _say_so_on_the_last_line(terminalreporter: Any, problems: list[str]) -> None
         return [*parts, (part, {"red": True, "bold": True})], "red"
 
     terminalreporter.build_summary_stats_line = build_failing
+
+
+def _wrapped(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` characters (a word longer than that is cut)."""
+    import textwrap
+
+    return textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False)
+
+
+def _terminal_width(terminalreporter: Any) -> int:
+    writer = getattr(terminalreporter, "_tw", None)
+    width = getattr(writer, "fullwidth", None)
+    if isinstance(width, int) and width > 0:
+        return width
+    import shutil
+
+    return shutil.get_terminal_size().columns

@@ -122,7 +122,9 @@ def swallows_timeout(query):
 def html_in_text(number):
     response = _send(f"https://shop.example/orders/{number}")
     if response.status_code >= 500:
-        raise n.ExternalServiceException("Shop", response.text[:300])
+        failure = n.ExternalServiceException("Shop", f"HTTP {response.status_code}")
+        failure.llm_message = f"The external service Shop failed: {response.text}"  # all of it
+        raise failure
     if not response.is_success:
         _fail_for(response, "number", number)
     return _json(response)

@@ -164,7 +164,7 @@ class ToolContract:
             try:
                 assert LLMText(observation.text) == llm_snapshot
             except AssertionError:
-                observation.snapshot = "differs"
+                observation.snapshot = "missing" if _no_snapshot(llm_snapshot) else "differs"
                 record(request.config, observation)
                 raise
             updating = bool(request.config.getoption("--snapshot-update", default=False))
@@ -176,3 +176,10 @@ class ToolContract:
                 f"{observation.violation}\n(every rule: {RULES})",
                 pytrace=False,
             )
+
+
+def _no_snapshot(snapshot: SnapshotAssertion) -> bool:
+    """Whether the assertion that just failed found no stored snapshot (rather than another
+    text)."""
+    results = snapshot.executions
+    return bool(results) and results[max(results)].recalled_data is None

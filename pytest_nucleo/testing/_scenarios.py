@@ -100,6 +100,8 @@ class Observation:
     violation: str | None = None
     snapshot: str = "none"
     not_applicable: str | None = None
+    read: str | None = None
+    """The text as reports quote it: what the model read, bounded, planted values masked."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -114,6 +116,7 @@ class Observation:
             "violation": self.violation,
             "snapshot": self.snapshot,
             "not_applicable": self.not_applicable,
+            "text": self.read,
         }
 
 
@@ -196,15 +199,15 @@ class Scenario:
             seen.violation = str(upstream.problems[0])
             return seen
         quote = self._judge(seen, error, value, secrets, is_empty, service_name)
+        if seen.text is not None:
+            seen.read = quote_read(seen.text, (*secrets, *self.planted))
         if seen.violation is not None:
             # It quotes raw exceptions and values, and goes to test output and the CI report.
-            seen.violation = redact(seen.violation, (*secrets, *self.planted))
-            if quote and seen.text is not None:
-                # The text as the model read it; only the planted values are masked, so no
-                # credential of the test reaches the output (the problems above name them).
-                seen.violation += (
-                    f" The model read:\n{_mask_planted(seen.text, (*secrets, *self.planted))}"
-                )
+            seen.violation = quote_read(
+                redact(seen.violation, (*secrets, *self.planted)), limit=QUOTE_LIMIT
+            )
+            if quote and seen.read is not None:
+                seen.violation += f" The model read:\n{seen.read}"
         return seen
 
     def verify(
@@ -355,10 +358,21 @@ _THROTTLE_WORDS = re.compile(
 )
 
 
-def _mask_planted(text: str, planted: tuple[str, ...]) -> str:
+QUOTE_LIMIT = 2000
+"""Most characters of a model text a report or a violation quotes (its head and tail)."""
+
+
+def quote_read(text: str, planted: tuple[str, ...] = (), *, limit: int = QUOTE_LIMIT) -> str:
+    """``text`` as the model read it, for test output and reports: verbatim but bounded (head
+    and tail, saying how much was cut), the planted values of the test masked so that no
+    credential of the test reaches CI logs (the hygiene problems name them)."""
     for value in sorted({v for v in planted if v}, key=len, reverse=True):
         text = text.replace(value, MASK)
-    return text
+    if len(text) <= limit:
+        return text
+    head, tail = limit * 2 // 3, limit // 3
+    cut = len(text) - head - tail
+    return f"{text[:head]}\n[... {cut} characters cut ...]\n{text[-tail:]}"
 
 
 def _short(value: Any) -> str:
