@@ -41,9 +41,9 @@ def test_a_green_run_shows_a_summary_and_the_whole_matrix_on_request(
         assert len(_rows(whole.outlines)) == FETCH_SCENARIOS, flag
 
 
-@pytest.mark.parametrize("columns", [60, 100])
+@pytest.mark.parametrize(("columns", "table"), [(60, False), (100, False), (200, True)])
 def test_the_matrix_keeps_within_the_terminal(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, columns: int
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, columns: int, table: bool
 ) -> None:
     monkeypatch.setenv("COLUMNS", str(columns))
     contract(pytester, "Good", "get_order", "fetch")
@@ -51,7 +51,9 @@ def test_the_matrix_keeps_within_the_terminal(
     section = _section(result.outlines)
     assert len(_rows(result.outlines)) == FETCH_SCENARIOS
     assert max(len(line) for line in section) <= columns
-    assert any("..." in line for line in section)  # cut, not wrapped
+    # A table when it fits; else each row as a heading with its details wrapped below it.
+    assert any(line.startswith("tool  ") for line in section) is table
+    assert "TestGood.get_order [status-404]: ok" in section or table
 
 
 def test_a_missing_snapshot_is_new_and_the_user_is_told_once(

@@ -149,7 +149,6 @@ def strict_problems(entries: list[dict[str, Any]]) -> list[str]:
 
 
 _COLUMNS = ("tool", "scenario", "expected", "got", "snapshot", "verdict")
-_NARROWEST = 8  # a column is never cut below this
 
 
 def _cells(entry: dict[str, Any]) -> tuple[str, ...]:
@@ -169,26 +168,27 @@ def problem_rows(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def terminal_lines(entries: list[dict[str, Any]], width: int | None = None) -> list[str]:
-    """The rows as a table; with ``width``, no line is longer (the widest cells are cut)."""
+    """The rows as a table; when the table is wider than ``width``, each row as a heading line
+    and its details wrapped below it, so no line is longer than ``width``."""
     rows = [_COLUMNS, *(_cells(e) for e in entries)]
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(_COLUMNS))]
-    if width is not None:
-        room = width - 2 * (len(widths) - 1)
-        while sum(widths) > room and max(widths) > _NARROWEST:
-            widths[widths.index(max(widths))] -= 1
-    lines = [_row(rows[0], widths), "  ".join("-" * w for w in widths)]
-    lines += [_row(row, widths) for row in rows[1:]]
-    return [line.rstrip() for line in lines]
+    if width is None or sum(widths) + 2 * (len(widths) - 1) <= width:
+        lines = [_row(rows[0], widths), "  ".join("-" * w for w in widths)]
+        return [line.rstrip() for line in (*lines, *(_row(row, widths) for row in rows[1:]))]
+    import textwrap
+
+    stacked = []
+    for tool, scenario, expected, got, snapshot, verdict_ in rows[1:]:
+        stacked += textwrap.wrap(
+            f"{tool} [{scenario}]: {verdict_}", width, subsequent_indent="    "
+        )
+        details = f"expected {expected}, got {got}, snapshot {snapshot}"
+        stacked += textwrap.wrap(details, width, initial_indent="  ", subsequent_indent="    ")
+    return stacked
 
 
 def _row(cells: tuple[str, ...], widths: list[int]) -> str:
-    return "  ".join(_fit(str(cell), w) for cell, w in zip(cells, widths, strict=True))
-
-
-def _fit(cell: str, width: int) -> str:
-    if len(cell) <= width:
-        return cell.ljust(width)
-    return cell[: width - 3] + "..."
+    return "  ".join(str(cell).ljust(w) for cell, w in zip(cells, widths, strict=True))
 
 
 def markdown(entries: list[dict[str, Any]]) -> str:
