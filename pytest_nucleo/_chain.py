@@ -31,6 +31,7 @@ from ._exceptions import (
     SystemException,
     UncorrectableRuntimeLLMException,
     UpstreamRetryException,
+    UpstreamThrottleException,
 )
 from ._message import readable_message
 from ._text import VALUE_LIMIT, one_line
@@ -172,9 +173,11 @@ def wrap_with_context(
 
     A correctable failure anywhere in the chain becomes an :class:`InvalidInputException`
     naming the parameter and its value, with the step and the buried model message as the
-    rule (so a 404 on a fetch reaches the model as a parameter to fix). An uncorrectable one,
-    or a chain with nothing LLM-readable, becomes an :class:`ExternalServiceException` naming
-    the service, with the step and the buried model message (or the deepest raw message).
+    rule (so a 404 on a fetch reaches the model as a parameter to fix). A throttle stays a
+    throttle: an :class:`UpstreamThrottleException` naming the service and the step, with the
+    server's wait (``retry_after``). Any other uncorrectable one, or a chain with nothing
+    LLM-readable, becomes an :class:`ExternalServiceException` naming the service, with the
+    step and the buried model message (or the deepest raw message).
     Retry signals in the chain are raised as themselves. The result's cause is ``exc``.
     For failures not tied to one parameter, use :func:`unwrap`.
     """
@@ -185,6 +188,15 @@ def wrap_with_context(
     if found is not None and found.is_correctable:
         wrapped = InvalidInputException(
             parameter_name, parameter_value, f"{step}: {found.llm_message}"
+        )
+    elif isinstance(found, UpstreamThrottleException):
+        # Still a throttle to the model, with the server's wait: "failed" would hide both.
+        wrapped = UpstreamThrottleException(
+            service_name,
+            f"{step}: {found.llm_message}",
+            found.retry_after,  # type: ignore[attr-defined]  # kept by its constructor
+            llm_message=f"The external service {one_line(service_name, VALUE_LIMIT)} is "
+            f"limiting our requests during {one_line(step, VALUE_LIMIT)}: {found.llm_message}",
         )
     elif found is not None:
         # The buried message already ends with its own guidance: don't add a second one.

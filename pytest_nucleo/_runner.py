@@ -388,7 +388,12 @@ def _log_failure(name: str, failure: LLMReadableException) -> None:
     if failure.is_correctable:
         # Correctable failures are the normal back-and-forth with the model: no stack trace.
         if logger.isEnabledFor(logging.WARNING):
-            logger.warning("tool %s failed (correctable): %s", name, str(failure))
+            logger.warning(
+                "tool %s failed (correctable): %s",
+                name,
+                str(failure),
+                extra={"nucleo_failure": failure},  # for the pytest plugin's strict mode
+            )
         return
     if not logger.isEnabledFor(logging.ERROR):
         return

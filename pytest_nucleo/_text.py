@@ -1,7 +1,7 @@
 """Rendering of values and messages into clean, bounded, secret-free model-facing text.
 
-Every string that reaches a model text passes through one of these helpers, so the rules of
-CONTRACT section 1 (no ``\\r``, no object reprs, no secrets, bounded size) hold in one place.
+Every string that reaches a model text passes through one of these helpers, so the rules
+of every model text (no ``\\r``, no object reprs, no secrets, bounded size) hold in one place.
 """
 
 from __future__ import annotations

@@ -22,12 +22,13 @@ if TYPE_CHECKING:
     from pytest_nucleo.testing import FakeUpstream
 
 _UPSTREAM_OPTIONS = ("assert_all_called", "base_url")
-MARKER_OPTIONS = (*_UPSTREAM_OPTIONS, "expect_leaks", "allow_network")
-_FLAGS = ("assert_all_called", "expect_leaks", "allow_network")
+MARKER_OPTIONS = (*_UPSTREAM_OPTIONS, "expect_leaks", "allow_network", "real_waits")
+_FLAGS = ("assert_all_called", "expect_leaks", "allow_network", "real_waits")
 
 _call_failed = pytest.StashKey[bool]()
 _options = pytest.StashKey[dict[str, Any]]()
 _guard = pytest.StashKey[_network.Guard]()
+_testing_before = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -39,6 +40,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write the failure matrix seen in the run to PATH.json and PATH.md",
     )
     group.addoption(
+        "--nucleo-matrix",
+        choices=("problems", "all"),
+        default="problems",
+        help="what the failure matrix in the terminal shows: the rows that need a look and a "
+        "summary (problems, the default), or every row (all; also with -v)",
+    )
+    group.addoption(
         "--nucleo-strict",
         action="store_true",
         default=False,
@@ -47,11 +55,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 class _RunnerWatch(logging.Handler):
-    """Sees the runner's ERROR records during tests, so a leak is reported even when the test
-    that caused it passed (``--nucleo-strict``)."""
+    """Sees the runner's failure records during tests, correctable (WARNING) and uncorrectable
+    (ERROR) alike, so a leak or an unclean text is reported even when the test that caused it
+    passed (``--nucleo-strict``)."""
 
     def __init__(self, config: pytest.Config) -> None:
-        super().__init__(logging.ERROR)
+        super().__init__(logging.WARNING)
         self.config = config
         self.where: str | None = None
         self.expect_leaks = False
@@ -62,17 +71,19 @@ class _RunnerWatch(logging.Handler):
         # (A slice, not [-1]: a tool's thread may log while the last test is being popped.)
         if self not in _running[-1:]:
             return
-        if self.where is None or not record.exc_info or not record.args:
+        # An uncorrectable failure comes as the record's exception, a correctable one (logged
+        # without a traceback) in its extra attribute.
+        failure = record.exc_info[1] if record.exc_info else getattr(record, "nucleo_failure", None)
+        if self.where is None or failure is None or not record.args:
             return
         from pytest_nucleo.testing._report import record_runner_failure
 
         tool = str(record.args[0]) if isinstance(record.args, tuple) else "tool"
-        failure = record.exc_info[1]
         record_runner_failure(
             self.config,
             tool,
             self.where,
-            failure,  # type: ignore[arg-type]
+            failure,
             expect_leaks=self.expect_leaks,
         )
 
@@ -87,11 +98,12 @@ def pytest_configure(config: pytest.Config) -> None:
     logging.getLogger("pytest_nucleo.runner").addHandler(watch)
     config.addinivalue_line(
         "markers",
-        "nucleo(assert_all_called=True, base_url=None, expect_leaks=False, allow_network=False): "
-        "configure the fake_upstream fixture (assert_all_called=False lets routes go uncalled; "
-        "base_url makes relative route URLs); expect_leaks=True: the test makes a tool leak a "
-        "foreign exception on purpose, so the report does not count it; allow_network=True: "
-        "the test may connect to non-loopback addresses.",
+        "nucleo(assert_all_called=True, base_url=None, expect_leaks=False, allow_network=False, "
+        "real_waits=False): configure the fake_upstream fixture (assert_all_called=False lets "
+        "routes go uncalled; base_url makes relative route URLs); expect_leaks=True: the test "
+        "makes a tool leak a foreign exception on purpose, so the report does not count it; "
+        "allow_network=True: the test may connect to non-loopback addresses; real_waits=True: "
+        "the system clock really sleeps in this test (waits are skipped by default).",
     )
 
 
@@ -111,13 +123,37 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     guard = item.config.stash.get(_guard, None)
     if guard is not None:
         guard.begin(allow_network=options.get("allow_network", False))
+    _start_fresh_time(item)
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_runtest_teardown(item: pytest.Item) -> None:
-    guard = item.config.stash.get(_guard, None)
-    if guard is not None:
-        guard.end()
+def _start_fresh_time(item: pytest.Item) -> None:
+    """Before any fixture: real waiting off (unless the test asks for it), and every limiter
+    that already exists as if just built, so no test waits for real or inherits an open circuit
+    or a full window from the tests before it. A limiter built during the test is its own."""
+    from pytest_nucleo import _clock
+    from pytest_nucleo.limits._limiter import live_limiters
+
+    item.stash[_testing_before] = _clock.is_testing()
+    _clock.set_testing(not item.stash[_options].get("real_waits", False))
+    for limiter in live_limiters():
+        limiter.reset()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, None, None]:
+    try:
+        return (yield)
+    finally:
+        guard = item.config.stash.get(_guard, None)
+        if guard is not None:
+            guard.end()
+        before = item.stash.get(_testing_before, None)
+        if before is not None:  # the switch as the test found it (a session may run inside one)
+            from pytest_nucleo import _clock
+
+            _clock.set_testing(before)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -282,14 +318,14 @@ def _strict_problems(config: pytest.Config, entries: list[dict[str, Any]]) -> li
 
     problems = _report.strict_problems(entries)
     runner = logging.getLogger("pytest_nucleo.runner")
-    if not runner.isEnabledFor(logging.ERROR):
-        # The watch reads the runner's ERROR records: with none emitted it would see no leak,
-        # and a strict run must not pass for want of looking.
+    if not runner.isEnabledFor(logging.WARNING):
+        # The watch reads the runner's failure records: with none emitted it would see no leak
+        # nor unclean text, and a strict run must not pass for want of looking.
         level = logging.getLevelName(runner.getEffectiveLevel())
         problems.append(
-            f"the logger 'pytest_nucleo.runner' emits no ERROR records (level {level}, or "
-            "disabled), so leaks through run_tool cannot be seen: keep it at ERROR or below "
-            "in the test run"
+            f"the logger 'pytest_nucleo.runner' emits no WARNING records (level {level}, or "
+            "disabled), so the failures of run_tool (correctable ones log at WARNING, the "
+            "others at ERROR) cannot be seen: keep it at WARNING or below in the test run"
         )
     return problems
 
@@ -303,13 +339,56 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     write = terminalreporter.write_line
     terminalreporter.section("nucleo failure matrix")
-    for line in _report.terminal_lines(entries) if entries else ():
+    everything = config.getoption("--nucleo-matrix") == "all" or config.get_verbosity() > 0
+    shown = entries if everything else _report.problem_rows(entries)
+    width = _terminal_width(terminalreporter)
+    for line in _report.terminal_lines(shown, width) if shown else ():
         write(line)
-    write(_report.summary(entries))
+    text = _report.summary(entries)
+    if not everything and len(shown) < len(entries):
+        text += " (every row: -v or --nucleo-matrix=all)"
+    for line in _wrapped(text, width):
+        write(line)
+    hint = _report.new_snapshots_hint(entries)
+    for line in _wrapped(hint or "", width):
+        write(line, yellow=True)
     path = config.getoption("--nucleo-report")
     if path:
         write(f"report written to {', '.join(str(p) for p in _report.report_paths(path))}")
     if problems:
         write("--nucleo-strict failed the run:", red=True)
-        for problem in problems:
+        for problem in problems:  # one line each, whole, so that CI logs can be searched
             write(f"  {problem}", red=True)
+        _say_so_on_the_last_line(terminalreporter, problems)
+
+
+def _say_so_on_the_last_line(terminalreporter: Any, problems: list[str]) -> None:
+    """Make pytest's last line ("1 passed in 0.86s") red and say that strict mode failed the
+    run, and for how many problems: the exit code is 1, and a green last line would lie."""
+    build = getattr(terminalreporter, "build_summary_stats_line", None)
+    if build is None:  # a terminal reporter of another make: the section above says it all
+        return
+    part = f"failed by --nucleo-strict ({len(problems)} problem{'s' if len(problems) > 1 else ''})"
+
+    def build_failing() -> tuple[list[tuple[str, dict[str, bool]]], str]:
+        parts, _ = build()
+        return [*parts, (part, {"red": True, "bold": True})], "red"
+
+    terminalreporter.build_summary_stats_line = build_failing
+
+
+def _wrapped(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` characters (a word longer than that is cut)."""
+    import textwrap
+
+    return textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False)
+
+
+def _terminal_width(terminalreporter: Any) -> int:
+    writer = getattr(terminalreporter, "_tw", None)
+    width = getattr(writer, "fullwidth", None)
+    if isinstance(width, int) and width > 0:
+        return width
+    import shutil
+
+    return shutil.get_terminal_size().columns

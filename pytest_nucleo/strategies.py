@@ -36,13 +36,14 @@ from pytest_nucleo.testing._scenarios import (
     KINDS,
     NOT_JSON,
     OUTAGE,
+    SEARCH_EMPTY,
     Expectation,
     Kind,
     Scenario,
     status_expectation,
 )
 
-from . import ExternalServiceException, body_says_throttled
+from . import ExternalServiceException, body_says_throttled, parse_retry_after
 
 T = TypeVar("T")
 
@@ -61,6 +62,7 @@ __all__ = [
     "http_statuses",
     "recorded_scenarios",
     "retry_after_values",
+    "rule_probabilities",
     "scenarios",
     "search_scenarios",
     "transport_failures",
@@ -288,23 +290,66 @@ def _status_scenario(
     wait = f", Retry-After {retry_after.header!r}" if retry_after is not None else ""
     name = f"status-{status} {body.kind} body{wait}"
     throttle_body = body_says_throttled(body.content, status=status)
-    expect = status_expectation(kind, status, throttle_body=throttle_body)
+    asked = parse_retry_after(retry_after.header) if retry_after is not None else None
+    expect = status_expectation(kind, status, throttle_body=throttle_body, retry_after=asked)
     return Scenario(name, kind, outcome, expect, planted=body.planted)
+
+
+_DRAWS = 100
+"""What a rule's chance is computed for: the first 100 examples, hypothesis' default budget."""
+
+_OTHERS = (("answered", 7), ("throttled", 2), ("not-json", 1))
+"""The free combinations, in one share beside the rules' and split by these weights."""
+
+
+def _rule_names(kind: Kind) -> list[str]:
+    """The rules every run must draw: a 404 on a fetch or an empty search, a throttle with
+    Retry-After, and each default transport failure."""
+    first = "status-404" if kind == "fetch" else "empty-search"
+    return [first, "throttle-429-retry-after", *(_transport_name(t) for t in _TRANSPORT_FAILURES)]
+
+
+def _transport_name(outcome: Outcome) -> str:
+    return outcome.description.replace(" ", "-")
+
+
+def rule_probabilities(kind: Kind, *, examples: int = _DRAWS) -> dict[str, float]:
+    """For each rule the default ``fetch_scenarios()`` or ``search_scenarios()`` must draw, the
+    chance that it is drawn at least once within the first ``examples`` examples, from the
+    strategy's weights: each rule, and the free combinations together, get an equal share.
+    (Hypothesis never runs one example twice, so the real chance is higher still: a rule with
+    nothing more to vary is drawn once, and its share then goes to the others.)"""
+    names = _rule_names(kind)
+    each = 1.0 / (len(names) + 1)
+    return {name: 1.0 - (1.0 - each) ** examples for name in names}
+
+
+def _one_of_weighted(branches: list[tuple[int, st.SearchStrategy[T]]]) -> st.SearchStrategy[T]:
+    """One of ``branches`` with the given whole weights. Drawn as an index from a short list
+    (hypothesis draws a small ``sampled_from`` evenly; a wide integer leans towards 0)."""
+    slots = [strategy for weight, strategy in branches for _ in range(weight)]
+
+    @st.composite
+    def pick(draw: st.DrawFn) -> T:
+        return draw(slots[draw(st.sampled_from(range(len(slots))))])
+
+    return pick()
 
 
 def _scenarios(
     kind: Kind,
-    statuses: st.SearchStrategy[int],
+    chosen_statuses: st.SearchStrategy[int] | None,
     bodies: st.SearchStrategy[ErrorBody],
     retry_afters: st.SearchStrategy[RetryAfterValue],
-    transports: st.SearchStrategy[Outcome],
-    extra: list[st.SearchStrategy[Scenario]],
+    transports: st.SearchStrategy[Outcome] | None,
+    found_nothing: st.SearchStrategy[Scenario] | None,
 ) -> st.SearchStrategy[Scenario]:
+    statuses = http_statuses() if chosen_statuses is None else chosen_statuses
     for name, value in (
         ("statuses", statuses),
         ("bodies", bodies),
         ("retry_afters", retry_afters),
-        ("transports", transports),
+        ("transports", transports if transports is not None else st.nothing()),
     ):
         _check_strategy(name, value)
 
@@ -319,25 +364,32 @@ def _scenarios(
             )
         return _status_scenario(kind, status, draw(bodies), draw(st.none() | retry_afters))
 
-    unreachable = transports.map(
-        lambda outcome: Scenario(
-            outcome.description.replace(" ", "-"),
-            kind,
-            outcome,
-            Expectation(ExternalServiceException, False, OUTAGE),
+    def unreachable(outcomes: st.SearchStrategy[Outcome]) -> st.SearchStrategy[Scenario]:
+        return outcomes.map(
+            lambda outcome: Scenario(
+                _transport_name(outcome),
+                kind,
+                outcome,
+                Expectation(ExternalServiceException, False, OUTAGE),
+            )
         )
-    )
 
     @st.composite
-    def throttled(draw: st.DrawFn) -> Scenario:
-        status = draw(st.sampled_from([429, 401, 403]))
-        wait = draw(st.none() | st.integers(0, 3600))
+    def throttled(draw: st.DrawFn, statuses: tuple[int, ...], waits: bool | None) -> Scenario:
+        """A throttle answer; ``waits``: with a Retry-After (True), without, or either (None)."""
+        status = draw(st.sampled_from(statuses))
+        some_wait = st.integers(0, 3600)
+        wait = draw({True: some_wait, False: st.none(), None: st.none() | some_wait}[waits])
         return Scenario(
             f"throttle-{status}" + ("" if wait is None else f" Retry-After {wait}"),
             kind,
             throttle(wait, status=status),
-            status_expectation(kind, status, throttle_body=True),
+            status_expectation(kind, status, throttle_body=True, retry_after=wait),
         )
+
+    @st.composite
+    def not_found(draw: st.DrawFn) -> Scenario:
+        return _status_scenario(kind, 404, draw(bodies), None)
 
     not_json = st.just(
         Scenario(
@@ -347,7 +399,28 @@ def _scenarios(
             Expectation(ExternalServiceException, False, NOT_JSON),
         )
     )
-    return st.one_of(answered(), unreachable, throttled(), not_json, *extra)
+    # The rules first, each with an equal share, so every run draws each of them (see
+    # rule_probabilities). Custom transports count as one rule; custom statuses replace the
+    # 404 rule of a fetch (the caller chose which statuses to try).
+    rules: list[st.SearchStrategy[Scenario]] = [throttled((429,), waits=True)]
+    if found_nothing is not None:
+        rules.insert(0, found_nothing)
+    elif chosen_statuses is None:
+        rules.insert(0, not_found())
+    if transports is None:
+        rules += [unreachable(st.just(outcome)) for outcome in _TRANSPORT_FAILURES]
+    else:
+        rules.append(unreachable(transports))
+    others = _one_of_weighted(
+        list(
+            zip(
+                (weight for _, weight in _OTHERS),
+                [answered(), throttled((429, 401, 403), waits=None), not_json],
+                strict=True,
+            )
+        )
+    )
+    return _one_of_weighted([(1, rule) for rule in [*rules, others]])
 
 
 def fetch_scenarios(
@@ -357,15 +430,21 @@ def fetch_scenarios(
     retry_afters: st.SearchStrategy[RetryAfterValue] | None = None,
     transports: st.SearchStrategy[Outcome] | None = None,
 ) -> st.SearchStrategy[Scenario]:
-    """Scenarios for a tool that fetches one resource by id (a 404 must be correctable)."""
+    """Scenarios for a tool that fetches one resource by id (a 404 must be correctable).
+
+    Each rule of the contract (a 404, a throttle with Retry-After, each transport failure) has
+    an equal share of the examples, and so do the free combinations of statuses, bodies and
+    Retry-After values: the first 100 examples draw every rule with a chance of at least
+    99.9% (see :func:`rule_probabilities`).
+    """
     return _lazily(
         lambda: _scenarios(
             "fetch",
-            http_statuses() if statuses is None else statuses,
+            statuses,
             error_bodies() if bodies is None else bodies,
             retry_after_values() if retry_afters is None else retry_afters,
-            transport_failures() if transports is None else transports,
-            [],
+            transports,
+            None,
         )
     )
 
@@ -381,7 +460,7 @@ def search_scenarios(
     """Scenarios for a search tool (a 404, or ``empty_responses``, must give an empty result).
 
     ``empty_responses`` are what the upstream answers when nothing matched (default: a 200 with
-    ``[]``).
+    ``[]``). Rules are drawn as for :func:`fetch_scenarios`, an empty search in place of the 404.
     """
 
     def build() -> st.SearchStrategy[Scenario]:
@@ -392,16 +471,16 @@ def search_scenarios(
                 "empty-search",
                 "search",
                 outcome,
-                Expectation(None, None, "CONTRACT 3: a search that found nothing", empty=True),
+                Expectation(None, None, SEARCH_EMPTY, empty=True),
             )
         )
         return _scenarios(
             "search",
-            http_statuses() if statuses is None else statuses,
+            statuses,
             error_bodies() if bodies is None else bodies,
             retry_after_values() if retry_afters is None else retry_afters,
-            transport_failures() if transports is None else transports,
-            [found_nothing],
+            transports,
+            found_nothing,
         )
 
     return _lazily(build)

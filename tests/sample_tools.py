@@ -11,9 +11,10 @@ API_KEY = "test-key-4711-abcd"
 
 def _fail_for(response, parameter, value):
     status = response.status_code
+    wait = n.parse_retry_after(response.headers.get("Retry-After"))
     # The documented throttle rule; everything else here is mapped by hand.
     if status in (400, 401, 403, 503) and n.body_says_throttled(response.content, status=status):
-        raise n.UpstreamThrottleException("Shop", f"HTTP {status}: throttled")
+        raise n.UpstreamThrottleException("Shop", f"HTTP {status}: throttled", wait)
     if status in (400, 413, 422):
         raise n.InvalidInputException(parameter, value, f"the shop refused it (HTTP {status})")
     if status in (401, 403):
@@ -21,7 +22,7 @@ def _fail_for(response, parameter, value):
     if status == 404:
         raise n.ResourceNotFoundException("order", value)
     if status == 429:
-        raise n.UpstreamThrottleException("Shop", "HTTP 429")
+        raise n.UpstreamThrottleException("Shop", "HTTP 429", wait)
     raise n.ExternalServiceException("Shop", f"HTTP {status}")
 
 
@@ -116,3 +117,39 @@ def swallows_timeout(query):
     if not response.is_success:
         _fail_for(response, "query", query)
     return _json(response)
+
+
+def html_in_text(number):
+    response = _send(f"https://shop.example/orders/{number}")
+    if response.status_code >= 500:
+        failure = n.ExternalServiceException("Shop", f"HTTP {response.status_code}")
+        failure.llm_message = f"The external service Shop failed: {response.text}"  # all of it
+        raise failure
+    if not response.is_success:
+        _fail_for(response, "number", number)
+    return _json(response)
+
+
+def no_service_in_text(number):
+    response = _send(f"https://shop.example/orders/{number}")
+    if response.status_code >= 500:
+        raise n.ExternalServiceException(
+            "Shop", "HTTP 500", llm_message=f"failed calling /orders/{number}"
+        )
+    if not response.is_success:
+        _fail_for(response, "number", number)
+    return _json(response)
+
+
+def throttle_as_outage(number):
+    try:
+        return get_order(number)
+    except n.UpstreamThrottleException as exc:
+        raise n.ExternalServiceException("Shop", "the shop is unavailable") from exc
+
+
+def throttle_without_wait(number):
+    try:
+        return get_order(number)
+    except n.UpstreamThrottleException:
+        raise n.UpstreamThrottleException("Shop", "slow down") from None

@@ -47,6 +47,7 @@ def test_no_clock_waits_on_an_impossible_value(wait: float) -> None:
         SystemClock().sleep(wait)
 
 
+@pytest.mark.nucleo(real_waits=True)  # the switch as a process without the plugin has it
 def test_the_testing_switch_turns_real_waiting_off_but_time_still_passes() -> None:
     clock = SystemClock()
     assert not nucleo.is_testing()

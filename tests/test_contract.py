@@ -86,23 +86,48 @@ def test_a_tool_that_behaves_passes_the_whole_matrix(
             "fetch",
             "status-404",
             "ExternalServiceException is uncorrectable, but the contract expects"
-            " CorrectableLLMException (correctable): CONTRACT 3: a fetch by an id that names"
-            " nothing (404)",
+            " ResourceNotFoundException (correctable): a fetch by an id that names nothing"
+            " (404) is a ResourceNotFoundException, correctable, or the InvalidInputException"
+            " about that parameter that wrap_with_context makes. The model read:",
         ),
         (
             "search_404_is_error",
             "search",
             "status-404",
             "the tool failed with ResourceNotFoundException where the contract expects an empty"
-            " result: CONTRACT 3: a search that found nothing returns an empty result",
+            " result: a search that found nothing returns an empty result, not a failure (404"
+            " here means no results). The model read:",
         ),
         ("key_in_text", "fetch", "status-500", "it holds 1 planted secret(s) (test...)"),
+        ("html_in_text", "fetch", "html-error-page", "it holds markup ('<!DOCTYPE')"),
+        (
+            "no_service_in_text",
+            "fetch",
+            "status-500",
+            "the model text does not name the service 'Shop': the text of every upstream"
+            " failure names the service",
+        ),
+        (
+            "throttle_as_outage",
+            "fetch",
+            "throttle-429",
+            "the tool failed with ExternalServiceException, where the contract expects"
+            " UpstreamThrottleException (uncorrectable): a service that is limiting requests",
+        ),
+        (
+            "throttle_without_wait",
+            "fetch",
+            "throttle-429-retry-after",
+            "the server asked to wait 30 seconds (Retry-After), but the"
+            " UpstreamThrottleException carries no retry_after",
+        ),
         (
             "swallows_timeout",
             "search",
             "read-timeout",
             "the tool returned [] where the contract expects ExternalServiceException"
-            " (uncorrectable): CONTRACT 3 and 4: a service that failed or could not be reached",
+            " (uncorrectable): a service that failed or could not be reached is an"
+            " ExternalServiceException, uncorrectable",
         ),
     ],
 )
@@ -148,6 +173,8 @@ def test_not_applicable_needs_a_reason_and_is_reported(pytester: pytest.Pytester
             "violation": None,
             "snapshot": "none",
             "not_applicable": "the tool sends no request body",
+            "text": None,
+            "verdict": "not applicable",
         }
     ]
     markdown = (pytester.path / "out" / "nucleo.md").read_text()
@@ -428,8 +455,8 @@ def test_strict_mode_fails_when_it_cannot_see_the_runner(
     strict.stdout.fnmatch_lines(
         [
             "*--nucleo-strict failed the run:*",
-            "*the logger 'pytest_nucleo.runner' emits no ERROR records (level CRITICAL, or "
-            "disabled), so leaks through run_tool cannot be seen*",
+            "*the logger 'pytest_nucleo.runner' emits no WARNING records (level CRITICAL, or "
+            "disabled), so the failures of run_tool*cannot be seen*",
         ]
     )
     assert strict.ret == 1
@@ -449,12 +476,15 @@ def test_strict_mode_never_hides_an_interrupted_run(pytester: pytest.Pytester) -
     assert pytester.runpytest("--nucleo-strict").ret == 3
 
 
-def test_the_matrix_shows_each_row_and_a_changed_text(pytester: pytest.Pytester) -> None:
+def test_the_matrix_shows_each_row_and_a_changed_text(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # wide enough for whole cells
     contract(pytester, "Good", "get_order", "fetch")
-    written = pytester.runpytest("--snapshot-update")
+    written = pytester.runpytest("--snapshot-update", "--nucleo-matrix=all")
     written.stdout.fnmatch_lines(
         [
-            "*TestGood.get_order*status-404*CorrectableLLMException (correctable)"
+            "*TestGood.get_order*status-404*ResourceNotFoundException (correctable)"
             "*ResourceNotFoundException (correctable)*written*ok*"
         ]
     )
@@ -467,13 +497,13 @@ def test_the_matrix_shows_each_row_and_a_changed_text(pytester: pytest.Pytester)
     changed.assert_outcomes(passed=FETCH_SCENARIOS - 1, failed=1)
     changed.stdout.fnmatch_lines(
         [
-            "*TestGood.get_order*status-404*CorrectableLLMException (correctable)"
+            "*TestGood.get_order*status-404*ResourceNotFoundException (correctable)"
             "*ResourceNotFoundException (correctable)*differs*changed*",
             f"*1 tool(s), {FETCH_SCENARIOS} scenario(s): {FETCH_SCENARIOS - 1} ok, 0 broken, "
             "0 not applicable, 1 with a changed text*",
         ]
     )
-    assert "matches" in changed.stdout.str()
+    assert "matches" not in changed.stdout.str()  # by default, only the rows that need a look
 
 
 def test_report_merges_xdist_workers(
@@ -531,3 +561,34 @@ def test_alongside_syrupys_unused_snapshot_detection(pytester: pytest.Pytester) 
     removed = pytester.runpytest()
     removed.stdout.fnmatch_lines(["*snapshot* unused*"])
     assert removed.ret == 1
+
+
+def test_a_renamed_service_shows_up(pytester: pytest.Pytester) -> None:
+    contract(pytester, "Renamed", "get_order", "fetch")
+    test_file = pytester.path / "test_get_order.py"
+    test_file.write_text(test_file.read_text().replace('"Shop"', '"Store"'))
+    result = pytester.runpytest("--snapshot-update")
+    result.stdout.fnmatch_lines(
+        [
+            "*the model text does not name the service 'Store': the text of every upstream"
+            " failure names the service, so the model knows which one*",
+            "(every rule: README.md#the-rules-a-scenario-checks)",
+        ]
+    )
+    outcomes = result.parseoutcomes()
+    assert outcomes["failed"] >= 10  # every uncorrectable scenario
+    assert "status-404" not in "".join(
+        line for line in result.outlines if line.startswith("FAILED")
+    )
+
+
+def test_no_message_cites_a_numbered_rule() -> None:
+    import re
+
+    package = Path(__file__).parent.parent / "pytest_nucleo"
+    cited = [
+        f"{path.name}: {match.group(0)}"
+        for path in package.rglob("*.py")
+        for match in re.finditer(r"CONTRACT\s*(?:section\s*)?\d", path.read_text())
+    ]
+    assert cited == []

@@ -541,7 +541,7 @@ def test_the_carrier_with_a_status_is_found_through_wrap_with_context() -> None:
         nucleo.service_call("GitHub", "query", "is:open", "issue search"),
     ):
         raise Http429("GitHub", "API rate limit exceeded", retry_after=42)
-    assert type(caught.value) is nucleo.ExternalServiceException  # the wrapper knows no status
+    assert type(caught.value) is nucleo.UpstreamThrottleException  # the wrapper knows no status
     failure = UpstreamFailure.from_exception(caught.value)
     assert failure == UpstreamFailure("GitHub", "API rate limit exceeded", 429, 42.0)
 

@@ -88,7 +88,7 @@ def test_printed_output_shown_in_the_readme_is_true() -> None:
 
 def test_the_two_commands_are_the_ones_ci_and_newcomers_run() -> None:
     install_and_run, run_tests = (code.strip() for source, lang, code in BLOCKS if lang == "sh")
-    assert install_and_run.endswith("pip install . && pytest examples")
+    assert install_and_run.endswith("pip install . && pytest examples -v")
     assert run_tests.endswith("pip install -e '.[test]' && python -m pytest -n auto")
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "python -m pip install --quiet -e '.[test]'" in ci
@@ -99,7 +99,7 @@ def test_the_first_command_prints_the_failure_matrix_of_both_examples() -> None:
     # What the README promises of `pytest examples`. The frameworks example is left out, as a
     # plain `pip install .` skips it (it needs the test extra).
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "examples", "-p", "no:cacheprovider",
+        [sys.executable, "-m", "pytest", "examples", "-v", "-p", "no:cacheprovider",
          "--ignore=examples/frameworks"],
         cwd=ROOT, capture_output=True, text=True,
     )  # fmt: skip

@@ -595,7 +595,7 @@ def test_the_runner_signals_limiters_on_success_and_on_upstream_failure() -> Non
         return "[]"
 
     first = run_tool(search, {"query": "is:open"})
-    assert type(first.exception) is nucleo.ExternalServiceException  # wrapped, no status
+    assert type(first.exception) is nucleo.UpstreamThrottleException  # wrapped, no status
     stats = lim.stats()
     assert stats.failures == 1
     assert stats.last_failure == nucleo.UpstreamFailure(

@@ -170,5 +170,5 @@ def test_a_throttle_worded_400_is_expected_to_throttle() -> None:
     )
     assert status_expectation("fetch", 400).cls is nucleo.InvalidInputException
     assert (
-        status_expectation("fetch", 404, throttle_body=True).cls is nucleo.CorrectableLLMException
+        status_expectation("fetch", 404, throttle_body=True).cls is nucleo.ResourceNotFoundException
     )

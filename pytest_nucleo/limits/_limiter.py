@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import NewType, TypeGuard, cast
 
@@ -35,6 +36,15 @@ Permit = NewType("Permit", int)
 
 Units = int | Mapping[str, int]
 """What a call takes: units of the main budget, or units per budget name."""
+
+
+_LIVE: weakref.WeakSet[RateLimiter] = weakref.WeakSet()
+"""Every RateLimiter still alive, so a test harness can reset them (see RateLimiter.reset)."""
+
+
+def live_limiters() -> list[RateLimiter]:
+    """The RateLimiter instances alive now."""
+    return list(_LIVE)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -193,6 +203,14 @@ class RateLimiter:
             self._local if store is None else store.bind(rules, self.clock, self._local)
         )
         self._one = (1,) + (0,) * len(extra)
+        _LIVE.add(self)
+
+    def reset(self) -> None:
+        """Forget every call, failure, wait and count of this process: the limiter is as just
+        built, settings kept. The pytest plugin does this before each test to the limiters that
+        already exist, so one test's failures never switch a shared limiter off for the next.
+        A shared store's state (:class:`RedisStore`) is the fleet's and is left as it is."""
+        self._local.reset(self._rules.fresh())
 
     # --- reading ------------------------------------------------------------------------
 

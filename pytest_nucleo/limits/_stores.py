@@ -73,3 +73,11 @@ class LocalState:
 
     async def arun(self, change: Change[T], *, admission: bool = False, read: bool = False) -> T:
         return self.run(change)
+
+    def reset(self, fresh: LimiterState) -> None:
+        """Replace the state by ``fresh``. Permits handed out before stay stale: the circuit's
+        epoch moves on and probe numbers keep counting."""
+        with self._lock:
+            fresh.circuit.epoch = self.state.circuit.epoch + 1
+            fresh.circuit.next_id = self.state.circuit.next_id
+            self.state = fresh

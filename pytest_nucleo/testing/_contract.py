@@ -12,7 +12,7 @@ from ._failure import LLMText
 from ._fake import Outcome, respond
 from ._recorded import PREFIX, UnreadableRecording, check_patterns, recorded_matrix
 from ._report import record
-from ._scenarios import KINDS, Kind, Observation, Scenario, contract_matrix
+from ._scenarios import KINDS, RULES, Kind, Observation, Scenario, contract_matrix
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,11 +44,12 @@ class ToolContract:
     Give the tool (sync or async), its ``kind`` ("search" or "fetch"), the ``service_name``, the
     ``endpoint`` its valid call requests ("GET https://..."), the ``valid_call`` arguments and
     the ``valid_response`` the upstream gives them. Each scenario of the matrix becomes its own
-    test, ``test_contract[status-404]`` and so on, checking class, correctability, hygiene and a
-    snapshot of the text. Declare a scenario that cannot apply in ``not_applicable``, with a
-    reason; the report shows it. List VCR.py cassettes or HAR files in ``recorded`` (globs
-    relative to pytest's rootdir) and each recorded failure of the endpoint becomes one more
-    test, ``test_contract[recorded-<file>-<entry>]``, replaying the real answer.
+    test, ``test_contract[status-404]`` and so on, checking class, correctability, hygiene, that
+    an upstream failure's text names ``service_name``, and a snapshot of the text. Declare a
+    scenario that cannot apply in ``not_applicable``, with a reason; the report shows it. List
+    VCR.py cassettes or HAR files in ``recorded`` (globs relative to pytest's rootdir) and each
+    recorded failure of the endpoint becomes one more test,
+    ``test_contract[recorded-<file>-<entry>]``, replaying the real answer.
     """
 
     tool: ClassVar[Callable[..., Any]]
@@ -82,6 +83,12 @@ class ToolContract:
             raise TypeError(f"{name}.tool must be the tool function, got {cls.tool!r}")
         if cls.kind not in KINDS:
             raise TypeError(f"{name}.kind must be 'search' or 'fetch', got {cls.kind!r}")
+        if not (isinstance(cls.service_name, str) and cls.service_name.strip()):
+            raise TypeError(
+                f"{name}.service_name must be the name of the service as the tool's texts say "
+                f"it (such as 'Shop'), got {cls.service_name!r}: every upstream failure's text "
+                "must name it"
+            )
         if not isinstance(cls.valid_call, Mapping):
             raise TypeError(
                 f"{name}.valid_call must be the keyword arguments of a valid call, as a dict; "
@@ -170,12 +177,13 @@ class ToolContract:
             secrets=tuple(cls.secrets),
             is_empty=self.is_empty,
             tool_name=tool_name,
+            service_name=cls.service_name,
         )
         if observation.violation is None and observation.text is not None:
             try:
                 assert LLMText(observation.text) == llm_snapshot
             except AssertionError:
-                observation.snapshot = "differs"
+                observation.snapshot = "missing" if _no_snapshot(llm_snapshot) else "differs"
                 record(request.config, observation)
                 raise
             updating = bool(request.config.getoption("--snapshot-update", default=False))
@@ -184,6 +192,13 @@ class ToolContract:
         if observation.violation is not None:
             pytest.fail(
                 f"{tool_name} broke the failure contract in scenario {nucleo_scenario!r}:\n"
-                f"{observation.violation}",
+                f"{observation.violation}\n(every rule: {RULES})",
                 pytrace=False,
             )
+
+
+def _no_snapshot(snapshot: SnapshotAssertion) -> bool:
+    """Whether the assertion that just failed found no stored snapshot (rather than another
+    text)."""
+    results = snapshot.executions
+    return bool(results) and results[max(results)].recalled_data is None

@@ -1,4 +1,4 @@
-"""The hygiene check for model-facing text (CONTRACT section 1 and 6)."""
+"""The hygiene check for model-facing text: what no text the model reads may hold."""
 
 from __future__ import annotations
 
@@ -15,6 +15,19 @@ DEFAULT_MAX_LENGTH = 8000
 
 _STACK_TRACE = re.compile(r"Traceback \(most recent call last\)|File \"[^\"]*\", line \d+")
 _OBJECT_REPR = re.compile(r"<[\w.]+ (?:object|at) (?:at )?0x[0-9a-fA-F]+>|\b0x[0-9a-fA-F]{6,}\b")
+# Markup is what a page's HTML or XML looks like, not any "<": a quoted comparison ("must be
+# < 100"), a placeholder ("<owner>/<repo>") or an arrow ("<-") is text. So: a doctype, an XML
+# declaration, a comment, a CDATA section, or a tag of a known HTML element (open or closing).
+_HTML_ELEMENTS = (
+    "a|abbr|article|aside|b|base|blockquote|body|br|button|center|code|div|em|font|footer|form|"
+    "h[1-6]|head|header|hr|html|i|iframe|img|input|label|li|link|main|meta|nav|noscript|ol|"
+    "option|p|pre|script|section|select|small|span|strong|style|svg|table|tbody|td|textarea|"
+    "th|thead|title|tr|u|ul"
+)
+_MARKUP = re.compile(
+    rf"<!DOCTYPE\b|<\?xml\b|<!--|<!\[CDATA\[|</?(?:{_HTML_ELEMENTS})(?:\s[^<>]*)?/?>",
+    re.IGNORECASE,
+)
 _CONTROL = re.compile(rf"[\x00-\x09\x0b-\x1f\x7f\x85\u2028\u2029{INVISIBLE}]")
 
 
@@ -31,13 +44,18 @@ def text_problems(
         problems.append(f"it holds a stack trace ({match.group(0)!r})")
     if match := _OBJECT_REPR.search(text):
         problems.append(f"it holds an object repr or memory address ({match.group(0)!r})")
+    if match := _MARKUP.search(text):
+        problems.append(
+            f"it holds markup ({match.group(0)[:40]!r}): the model reads words, so say what the "
+            "page said instead of passing its HTML on"
+        )
     if match := _CONTROL.search(text):
         problems.append(
             f"it holds the control character U+{ord(match.group(0)):04X} at offset {match.start()}"
         )
     if len(text) > max_length:
         problems.append(f"it is {len(text)} characters long, over the bound of {max_length}")
-    leaked = [s for s in secrets if s and s in text]
+    leaked = [s for s in dict.fromkeys(secrets) if s and s in text]  # each secret once
     if leaked:
         shown = ", ".join(f"{s[:4]}..." for s in leaked)
         problems.append(f"it holds {len(leaked)} planted secret(s) ({shown})")
@@ -49,8 +67,8 @@ def text_problems(
 def assert_clean_llm_text(
     text: object, *, secrets: Iterable[str] = (), max_length: int = DEFAULT_MAX_LENGTH
 ) -> None:
-    """Fail when a model-facing text has a stack trace, an object repr or address, a control
-    character (``\\r`` included), no content, more than ``max_length`` characters, one of the
+    """Fail when a model-facing text has a stack trace, an object repr or address, markup (a
+    doctype, a comment or an HTML tag), a control character (``\\r`` included), no content, more than ``max_length`` characters, one of the
     planted ``secrets``, or any secret-looking token."""
     __tracebackhide__ = True
     problems = text_problems(text, secrets=secrets, max_length=max_length)

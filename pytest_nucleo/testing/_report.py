@@ -1,8 +1,8 @@
 """The failure matrix seen in a run: collected per worker, merged, rendered, and gated on.
 
 Each ToolContract scenario records one observation (tool x scenario -> class, correctability,
-snapshot state, verdict). Under pytest-xdist every worker ships its observations to the
-controller through ``workeroutput``, which merges them before rendering.
+snapshot state, the text the model read, verdict). Under pytest-xdist every worker ships its
+observations to the controller through ``workeroutput``, which merges them before rendering.
 """
 
 from __future__ import annotations
@@ -20,9 +20,16 @@ REPORT = pytest.StashKey[list[dict[str, Any]]]()
 WORKER_KEY = "nucleo_observations"
 
 
+VERDICTS = ("ok", "broken", "changed", "new", "unclean", "leaked", "not applicable")
+"""Every verdict a row can have; all but ``ok`` and ``not applicable`` are problems."""
+_FINE = ("ok", "not applicable")
+
+
 def record(config: pytest.Config, observation: Observation) -> None:
     """Add one observation to this process's report."""
-    config.stash.setdefault(REPORT, []).append(observation.as_dict())
+    entry = observation.as_dict()
+    entry["verdict"] = verdict(entry)
+    config.stash.setdefault(REPORT, []).append(entry)
 
 
 def record_runner_failure(
@@ -33,7 +40,8 @@ def record_runner_failure(
     *,
     expect_leaks: bool = False,
 ) -> None:
-    """Add what ``run_tool`` logged for an uncorrectable failure, when it leaked or is unclean.
+    """Add what ``run_tool`` logged for a failure, correctable or not, when it leaked or is
+    unclean.
 
     Only problems are kept: the matrix shows contract scenarios, and ``--nucleo-strict`` needs
     to see a leak even in a test that passed. In a test marked
@@ -43,6 +51,7 @@ def record_runner_failure(
     from pytest_nucleo import LLMReadableException, SystemException
 
     from ._hygiene import text_problems
+    from ._scenarios import quote_read
 
     if not isinstance(failure, LLMReadableException):
         return
@@ -52,24 +61,26 @@ def record_runner_failure(
         and isinstance(failure, SystemException)
         and not (cause is None or isinstance(cause, LLMReadableException))
     )
-    unclean = text_problems(failure.explain_to_llm())
+    text = failure.explain_to_llm()
+    unclean = text_problems(text)
     if not (leaked or unclean):
         return
-    config.stash.setdefault(REPORT, []).append(
-        {
-            "tool": tool,
-            "scenario": where,
-            "expected": "(run_tool)",
-            "failed": True,
-            "class": type(cause).__name__ if leaked else type(failure).__name__,
-            "correctable": failure.is_correctable,
-            "leaked": leaked,
-            "unclean": unclean,
-            "violation": None,
-            "snapshot": "none",
-            "not_applicable": None,
-        }
-    )
+    entry = {
+        "tool": tool,
+        "scenario": where,
+        "expected": "(run_tool)",
+        "failed": True,
+        "class": type(cause).__name__ if leaked else type(failure).__name__,
+        "correctable": failure.is_correctable,
+        "leaked": leaked,
+        "unclean": unclean,
+        "violation": None,
+        "snapshot": "none",
+        "not_applicable": None,
+        "text": quote_read(text),
+    }
+    entry["verdict"] = verdict(entry)
+    config.stash.setdefault(REPORT, []).append(entry)
 
 
 def observations(config: pytest.Config) -> list[dict[str, Any]]:
@@ -95,15 +106,23 @@ def ship_from_worker(config: pytest.Config) -> None:
 
 
 def verdict(entry: dict[str, Any]) -> str:
+    """One of :data:`VERDICTS` for a row."""
     if entry["not_applicable"]:
-        return "n/a"
+        return "not applicable"
     if entry["violation"]:
         return "broken"
     if entry["leaked"] or entry["unclean"]:
         return "leaked" if entry["leaked"] else "unclean"
     if entry["snapshot"] == "differs":
         return "changed"  # the contract holds, but the model now reads another text
+    if entry["snapshot"] == "missing":
+        return "new"  # the contract holds; no snapshot stores the text yet
     return "ok"
+
+
+def _verdict(entry: dict[str, Any]) -> str:
+    # Rows shipped by a worker of an older run may lack it; compute it then.
+    return str(entry.get("verdict") or verdict(entry))
 
 
 def _got(entry: dict[str, Any]) -> str:
@@ -129,17 +148,47 @@ def strict_problems(entries: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-def terminal_lines(entries: list[dict[str, Any]]) -> list[str]:
-    header = ("tool", "scenario", "expected", "got", "snapshot", "verdict")
-    rows = [
-        (e["tool"], e["scenario"], e["expected"], _got(e), e["snapshot"], verdict(e))
-        for e in entries
-    ]
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    return [fmt.format(*header), fmt.format(*("-" * w for w in widths))] + [
-        fmt.format(*row) for row in rows
-    ]
+_COLUMNS = ("tool", "scenario", "expected", "got", "snapshot", "verdict")
+
+
+def _cells(entry: dict[str, Any]) -> tuple[str, ...]:
+    return (
+        entry["tool"],
+        entry["scenario"],
+        entry["expected"],
+        _got(entry),
+        entry["snapshot"],
+        _verdict(entry),
+    )
+
+
+def problem_rows(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows that need a look: every verdict but ``ok`` and ``not applicable``."""
+    return [entry for entry in entries if _verdict(entry) not in _FINE]
+
+
+def terminal_lines(entries: list[dict[str, Any]], width: int | None = None) -> list[str]:
+    """The rows as a table; when the table is wider than ``width``, each row as a heading line
+    and its details wrapped below it, so no line is longer than ``width``."""
+    rows = [_COLUMNS, *(_cells(e) for e in entries)]
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(_COLUMNS))]
+    if width is None or sum(widths) + 2 * (len(widths) - 1) <= width:
+        lines = [_row(rows[0], widths), "  ".join("-" * w for w in widths)]
+        return [line.rstrip() for line in (*lines, *(_row(row, widths) for row in rows[1:]))]
+    import textwrap
+
+    stacked = []
+    for tool, scenario, expected, got, snapshot, verdict_ in rows[1:]:
+        stacked += textwrap.wrap(
+            f"{tool} [{scenario}]: {verdict_}", width, subsequent_indent="    "
+        )
+        details = f"expected {expected}, got {got}, snapshot {snapshot}"
+        stacked += textwrap.wrap(details, width, initial_indent="  ", subsequent_indent="    ")
+    return stacked
+
+
+def _row(cells: tuple[str, ...], widths: list[int]) -> str:
+    return "  ".join(str(cell).ljust(w) for cell, w in zip(cells, widths, strict=True))
 
 
 def markdown(entries: list[dict[str, Any]]) -> str:
@@ -148,28 +197,40 @@ def markdown(entries: list[dict[str, Any]]) -> str:
         "",
         summary(entries),
         "",
-        "| tool | scenario | expected | got | snapshot | verdict |",
+        "| " + " | ".join(_COLUMNS) + " |",
         "|---|---|---|---|---|---|",
     ]
     for e in entries:
-        cells = (e["tool"], e["scenario"], e["expected"], _got(e), e["snapshot"], verdict(e))
-        lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in _cells(e)) + " |")
     return "\n".join(lines) + "\n"
 
 
 def summary(entries: list[dict[str, Any]]) -> str:
-    counts = {"ok": 0, "broken": 0, "n/a": 0, "leaked": 0, "unclean": 0, "changed": 0}
+    counts = dict.fromkeys(VERDICTS, 0)
     for entry in entries:
-        counts[verdict(entry)] += 1
+        counts[_verdict(entry)] += 1
     tools = len({e["tool"] for e in entries})
     text = (
         f"{tools} tool(s), {len(entries)} scenario(s): {counts['ok']} ok, "
-        f"{counts['broken']} broken, {counts['n/a']} not applicable"
+        f"{counts['broken']} broken, {counts['not applicable']} not applicable"
     )
     if counts["changed"]:
         text += f", {counts['changed']} with a changed text"
+    if counts["new"]:
+        text += f", {counts['new']} new (no snapshot yet)"
     seen_by_runner = counts["leaked"] + counts["unclean"]
     return text + (f", {seen_by_runner} leaked or unclean in run_tool" if seen_by_runner else "")
+
+
+def new_snapshots_hint(entries: list[dict[str, Any]]) -> str | None:
+    """One sentence for the rows whose text no snapshot stores yet, or None."""
+    new = sum(1 for entry in entries if _verdict(entry) == "new")
+    if not new:
+        return None
+    return (
+        f"{new} scenario text(s) have no snapshot yet (verdict new): read them, then run "
+        "pytest --snapshot-update to store them"
+    )
 
 
 def report_paths(path: str) -> tuple[Path, Path]:

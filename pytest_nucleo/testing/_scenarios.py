@@ -1,23 +1,26 @@
 """Scenarios: one way an upstream behaves, and what the failure contract expects of a tool then.
 
-A scenario arranges a fake upstream for one call, runs the tool, and checks what came back
-against CONTRACT sections 1, 3, 4 and 6: the class (by meaning, so a carrier wrapped by
-``wrap_with_context`` still counts), its correctability, an empty result for a search that found
-nothing, and a clean, secret-free text. A broken rule fails with a message that names it.
+A scenario arranges a fake upstream for one call, runs the tool, and checks what came back: the
+class (by meaning, so a carrier wrapped by ``wrap_with_context`` still counts; a throttle by the
+outermost class, which is what the model reads), its correctability, an empty result for a
+search that found nothing, a text that names the service, and a clean, secret-free text. A
+broken rule fails with a message that says the rule in words (the README lists them all under
+"The rules a scenario checks").
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pytest_nucleo import (
-    CorrectableLLMException,
     ExternalServiceException,
     InvalidInputException,
     LLMReadableException,
+    ResourceNotFoundException,
     SystemException,
     UnauthorizedException,
     UpstreamRetryException,
@@ -25,8 +28,9 @@ from pytest_nucleo import (
 )
 from pytest_nucleo._chain import iter_chain
 from pytest_nucleo._runner import run_sync
-from pytest_nucleo._secrets import redact
+from pytest_nucleo._secrets import MASK, redact
 from pytest_nucleo._status import THROTTLE_RULE_STATUSES
+from pytest_nucleo._text import seconds
 
 from ._fake import (
     FakeUpstream,
@@ -56,13 +60,18 @@ class Expectation:
     """What the contract expects: a failure meaning ``cls`` with ``correctable``, or success.
 
     ``empty`` marks a search that found nothing: the tool must return an empty result.
-    ``rule`` quotes the contract rule the scenario tests.
+    ``rule`` says the rule the scenario tests, in words. ``also`` are other classes the rule
+    accepts as the outermost failure (a 404 on a fetch may reach the model as the
+    ``InvalidInputException`` that ``wrap_with_context`` makes). ``retry_after``: the wait the
+    server asked for, which the model must be told of.
     """
 
     cls: type[LLMReadableException] | None
     correctable: bool | None
     rule: str
     empty: bool = False
+    also: tuple[type[LLMReadableException], ...] = ()
+    retry_after: float | None = None
 
     @property
     def fails(self) -> bool:
@@ -91,6 +100,8 @@ class Observation:
     violation: str | None = None
     snapshot: str = "none"
     not_applicable: str | None = None
+    read: str | None = None
+    """The text as reports quote it: what the model read, bounded, planted values masked."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -105,6 +116,7 @@ class Observation:
             "violation": self.violation,
             "snapshot": self.snapshot,
             "not_applicable": self.not_applicable,
+            "text": self.read,
         }
 
 
@@ -154,11 +166,13 @@ class Scenario:
         secrets: tuple[str, ...] = (),
         is_empty: Callable[[Any], bool] = lambda value: not value,
         tool_name: str | None = None,
+        service_name: str | None = None,
     ) -> Observation:
         """Run the tool against this scenario and judge it; never raises for a violation.
 
         ``secrets`` are credentials the tool sends: no text may contain them. ``is_empty`` tells
-        an empty search result (default: a falsy value such as ``[]``).
+        an empty search result (default: a falsy value such as ``[]``). ``service_name``, when
+        given, must appear in the text of every upstream failure.
         """
         method, url = _split_endpoint(endpoint)
         seen = Observation(
@@ -184,10 +198,16 @@ class Scenario:
         if upstream.problems:
             seen.violation = str(upstream.problems[0])
             return seen
-        self._judge(seen, error, value, secrets, is_empty)
+        quote = self._judge(seen, error, value, secrets, is_empty, service_name)
+        if seen.text is not None:
+            seen.read = quote_read(seen.text, (*secrets, *self.planted))
         if seen.violation is not None:
             # It quotes raw exceptions and values, and goes to test output and the CI report.
-            seen.violation = redact(seen.violation, secrets)
+            seen.violation = quote_read(
+                redact(seen.violation, (*secrets, *self.planted)), limit=QUOTE_LIMIT
+            )
+            if quote and seen.read is not None:
+                seen.violation += f" The model read:\n{seen.read}"
         return seen
 
     def verify(
@@ -198,12 +218,20 @@ class Scenario:
         endpoint: str,
         secrets: tuple[str, ...] = (),
         is_empty: Callable[[Any], bool] = lambda value: not value,
+        service_name: str | None = None,
     ) -> Observation:
         """``observe``, then fail with a :class:`ContractViolation` when a rule was broken."""
         __tracebackhide__ = True
-        seen = self.observe(tool, arguments, endpoint=endpoint, secrets=secrets, is_empty=is_empty)
+        seen = self.observe(
+            tool,
+            arguments,
+            endpoint=endpoint,
+            secrets=secrets,
+            is_empty=is_empty,
+            service_name=service_name,
+        )
         if seen.violation is not None:
-            raise ContractViolation(f"{self!r}\n{seen.violation}")
+            raise ContractViolation(f"{self!r}\n{seen.violation}\n(every rule: {RULES})")
         return seen
 
     def _judge(
@@ -213,28 +241,26 @@ class Scenario:
         value: Any,
         secrets: tuple[str, ...],
         is_empty: Callable[[Any], bool],
-    ) -> None:
+        service_name: str | None,
+    ) -> bool:
+        """Set the verdict on ``seen``; True when the violation should quote the model text."""
         expect = self.expect
         if isinstance(error, UpstreamRetryException):
             seen.failed = True
             seen.cls = type(error).__name__
             seen.violation = (
-                f"a retry signal ({type(error).__name__}) escaped the tool: signals are for the "
-                "runner, which retries by itself; outside it they are not a failure the model "
-                "can read (CONTRACT 7)"
+                f"a retry signal ({type(error).__name__}) escaped the tool: {RETRY_SIGNALS}"
             )
-            return
+            return False
         if error is not None and not isinstance(error, LLMReadableException):
             seen.failed = seen.leaked = True
             seen.cls = type(error).__name__
             seen.correctable = False
             seen.violation = (
-                f"the tool leaked {type(error).__name__}: {error}. Every failure must be an "
-                "exception of the set; the model would read only that a system error occurred "
-                "(CONTRACT 1). Map it, or wrap the service call with service_call/"
-                "wrap_with_context."
+                f"the tool leaked {type(error).__name__}: {error}. {EVERY_FAILURE_IN_THE_SET} "
+                "Map it, or wrap the service call with service_call/wrap_with_context."
             )
-            return
+            return False
         if error is None:
             if expect.empty and not is_empty(value):
                 seen.violation = (
@@ -242,22 +268,25 @@ class Scenario:
                     f"result: {expect.rule}"
                 )
             if not expect.fails:
-                return
+                return False
             seen.violation = (
                 f"the tool returned {_short(value)} where the contract expects "
                 f"{expect.describe()}: {expect.rule}"
             )
-            return
+            return False
         assert isinstance(error, LLMReadableException)
         seen.failed = True
         seen.cls = type(error).__name__
         seen.correctable = error.is_correctable
         seen.text = error.explain_to_llm()
         seen.unclean = text_problems(seen.text, secrets=(*secrets, *self.planted))
+        accepted = next((cls for cls in expect.also if isinstance(error, cls)), None)
+        if accepted is not None:
+            seen.expected = Expectation(accepted, expect.correctable, expect.rule).describe()
         if expect.cls is None:
             seen.violation = (
                 f"the tool failed with {seen.cls} where the contract expects "
-                f"{expect.describe()}: {expect.rule}. The model read:\n{seen.text}"
+                f"{expect.describe()}: {expect.rule}."
             )
         elif isinstance(error, SystemException) and expect.cls is not SystemException:
             seen.leaked = True
@@ -266,24 +295,84 @@ class Scenario:
                 f"the contract expects {expect.describe()}: {expect.rule}. "
                 f"Technical message: {error}"
             )
+            return False
         elif error.is_correctable is not expect.correctable:
             seen.violation = (
                 f"{seen.cls} is {'correctable' if error.is_correctable else 'uncorrectable'}, but "
-                f"the contract expects {expect.describe()}: {expect.rule}. "
-                f"The model read:\n{seen.text}"
+                f"the contract expects {expect.describe()}: {expect.rule}."
             )
-        elif not _meaning_found(error, expect.cls):
+        elif expect.cls is UpstreamThrottleException:
+            seen.violation = _throttle_violation(error, seen.text, expect)
+        elif accepted is None and not _meaning_found(error, expect.cls):
             seen.violation = (
                 f"the tool failed with {seen.cls}, where the contract expects "
-                f"{expect.describe()}: {expect.rule}. The model read:\n{seen.text}"
+                f"{expect.describe()}: {expect.rule}."
             )
-        elif seen.unclean:
-            listed = "; ".join(seen.unclean)
+        if seen.violation is None and seen.unclean:
+            seen.violation = f"the model text is not clean ({'; '.join(seen.unclean)}): {CLEAN}."
+        if (
+            seen.violation is None
+            and service_name
+            and not expect.correctable
+            and service_name.casefold() not in seen.text.casefold()
+        ):
             seen.violation = (
-                f"the model text is not clean ({listed}): texts carry no stack trace, repr, "
-                f"control character or secret, and are bounded (CONTRACT 1 and 6). The model "
-                f"read:\n{seen.text}"
+                f"the model text does not name the service {service_name!r}: {NAMES_SERVICE} "
+                "(the contract's service_name must be the name the tool's texts use)."
             )
+        return seen.violation is not None
+
+
+def _throttle_violation(error: LLMReadableException, text: str, expect: Expectation) -> str | None:
+    """What is wrong with a throttle as the model reads it: the outermost class, the words."""
+    if not isinstance(error, UpstreamThrottleException):
+        return (
+            f"the tool failed with {type(error).__name__}, where the contract expects "
+            f"{expect.describe()}: {expect.rule}. The model reads the outermost failure, not "
+            "its cause: raise (or let through) the UpstreamThrottleException itself, with the "
+            "wait the server asked for."
+        )
+    if not _THROTTLE_WORDS.search(text):
+        return f"the model text does not say the service is limiting requests: {expect.rule}."
+    if expect.retry_after is None:
+        return None
+    wait = getattr(error, "retry_after", None)  # kept by the constructor, so always there
+    if not isinstance(wait, int | float):
+        return (
+            f"the server asked to wait {seconds(expect.retry_after)} (Retry-After), but the "
+            f"UpstreamThrottleException carries no retry_after: {expect.rule}. Keep the "
+            "server's wait (raise the carrier, or pass retry_after=)."
+        )
+    number = seconds(wait).partition(" ")[0]
+    if not re.search(rf"(?<![\d.]){re.escape(number)}(?![\d])", text):
+        return (
+            f"the model text does not say how long to wait ({seconds(wait)}, as "
+            f"the server asked): {expect.rule}."
+        )
+    return None
+
+
+_THROTTLE_WORDS = re.compile(
+    r"throttl|rate.?limit|too many requests|limiting (?:our |the )?requests|slow down",
+    re.IGNORECASE,
+)
+
+
+QUOTE_LIMIT = 2000
+"""Most characters of a model text a report or a violation quotes (its head and tail)."""
+
+
+def quote_read(text: str, planted: tuple[str, ...] = (), *, limit: int = QUOTE_LIMIT) -> str:
+    """``text`` as the model read it, for test output and reports: verbatim but bounded (head
+    and tail, saying how much was cut), the planted values of the test masked so that no
+    credential of the test reaches CI logs (the hygiene problems name them)."""
+    for value in sorted({v for v in planted if v}, key=len, reverse=True):
+        text = text.replace(value, MASK)
+    if len(text) <= limit:
+        return text
+    head, tail = limit * 2 // 3, limit // 3
+    cut = len(text) - head - tail
+    return f"{text[:head]}\n[... {cut} characters cut ...]\n{text[-tail:]}"
 
 
 def _short(value: Any) -> str:
@@ -310,29 +399,61 @@ def _fail(cls: type[LLMReadableException], correctable: bool, rule: str) -> Expe
     return Expectation(cls, correctable, rule)
 
 
-BAD_INPUT = "CONTRACT 4: 400, 413 and 422 mean the call was wrong, an InvalidInputException"
-CREDENTIALS = "CONTRACT 4: 401 and 403 mean our credentials were rejected, an UnauthorizedException"
-THROTTLED = "CONTRACT 4 and 7: a throttling service is an UpstreamThrottleException"
+# The rules, in words: each violation says the whole rule it broke. The README lists them
+# under "The rules a scenario checks".
+RULES = "README.md#the-rules-a-scenario-checks"
+BAD_INPUT = "a 400, 413 or 422 means the call was wrong: an InvalidInputException, correctable"
+CREDENTIALS = (
+    "a 401 or 403 means the service rejected the tool's credentials: an UnauthorizedException, "
+    "uncorrectable"
+)
+THROTTLED = (
+    "a service that is limiting requests is an UpstreamThrottleException, uncorrectable, as the "
+    "outermost failure: its text tells the model the service is limiting requests and, when the "
+    "server sent Retry-After, how long to wait (and its retry_after is set)"
+)
 OUTAGE = (
-    "CONTRACT 3 and 4: a service that failed or could not be reached is an ExternalServiceException"
+    "a service that failed or could not be reached is an ExternalServiceException, uncorrectable"
 )
 FETCH_404 = (
-    "CONTRACT 3: a fetch by an id that names nothing (404) is a ResourceNotFoundException, "
-    "correctable (or an InvalidInputException about that parameter)"
+    "a fetch by an id that names nothing (404) is a ResourceNotFoundException, correctable, or "
+    "the InvalidInputException about that parameter that wrap_with_context makes"
 )
-SEARCH_EMPTY = "CONTRACT 3: a search that found nothing returns an empty result, not a failure"
-NOT_JSON = "CONTRACT 4: a 2xx body that is not the JSON asked for is an ExternalServiceException"
+SEARCH_EMPTY = "a search that found nothing returns an empty result, not a failure"
+FOUND = "a reachable service with results gives a result"
+NOT_JSON = "a 2xx body that is not the JSON asked for is an ExternalServiceException, uncorrectable"
+BOUNDED = "the text is bounded, however large the page the service sent"
+NO_SECRET = "no text holds a secret, whatever the service echoed"
+EVERY_FAILURE_IN_THE_SET = (
+    "Every failure is an exception of the set; anything else reaches the model only as "
+    '"a system error occurred".'
+)
+RETRY_SIGNALS = (
+    "retry signals are for the runner, which retries by itself; outside it they are not a "
+    "failure the model can read"
+)
+CLEAN = (
+    "a model text holds no stack trace, object repr, markup, control character or secret, and "
+    "is bounded"
+)
+NAMES_SERVICE = "the text of every upstream failure names the service, so the model knows which one"
 
 
-def status_expectation(kind: Kind, status: int, *, throttle_body: bool = False) -> Expectation:
+def status_expectation(
+    kind: Kind, status: int, *, throttle_body: bool = False, retry_after: float | None = None
+) -> Expectation:
     """What the contract expects of a tool of ``kind`` when the upstream answers ``status``.
 
     ``throttle_body``: the body says the service is throttling (``body_says_throttled``), which
-    turns a 400, 401, 403 or 503 into a throttle, as the client base maps it.
+    turns a 400, 401, 403 or 503 into a throttle, as the client base maps it. ``retry_after``:
+    the wait the server asked for, which a throttle's text must tell.
     """
     if throttle_body and status in THROTTLE_RULE_STATUSES:
-        return _fail(
-            UpstreamThrottleException, False, THROTTLED + f" ({status} with a throttle body)"
+        return Expectation(
+            UpstreamThrottleException,
+            False,
+            THROTTLED + f" (here a {status} whose body says so)",
+            retry_after=retry_after,
         )
     if status in (400, 413, 422):
         return _fail(InvalidInputException, True, BAD_INPUT)
@@ -343,11 +464,13 @@ def status_expectation(kind: Kind, status: int, *, throttle_body: bool = False) 
             return Expectation(
                 None, None, SEARCH_EMPTY + " (404 here means no results)", empty=True
             )
-        return _fail(CorrectableLLMException, True, FETCH_404)
+        return Expectation(
+            ResourceNotFoundException, True, FETCH_404, also=(InvalidInputException,)
+        )
     if status == 429:
-        return _fail(UpstreamThrottleException, False, THROTTLED)
+        return Expectation(UpstreamThrottleException, False, THROTTLED, retry_after=retry_after)
     if 200 <= status < 300:
-        return Expectation(None, None, "CONTRACT 3: a reachable service with results")
+        return Expectation(None, None, FOUND)
     return _fail(ExternalServiceException, False, OUTAGE)
 
 
@@ -382,7 +505,12 @@ def contract_matrix(
             status_expectation(kind, UNMAPPED_STATUS),
         ),
         Scenario("throttle-429", kind, throttle(), status_expectation(kind, 429)),
-        Scenario("throttle-429-retry-after", kind, throttle(30), status_expectation(kind, 429)),
+        Scenario(
+            "throttle-429-retry-after",
+            kind,
+            throttle(30),
+            status_expectation(kind, 429, retry_after=30),
+        ),
         Scenario(
             "throttle-401-body",
             kind,
@@ -393,7 +521,7 @@ def contract_matrix(
             "throttle-403-body",
             kind,
             throttle(60, status=403),
-            status_expectation(kind, 403, throttle_body=True),
+            status_expectation(kind, 403, throttle_body=True, retry_after=60),
         ),
         Scenario("read-timeout", kind, timeout(), _fail(ExternalServiceException, False, OUTAGE)),
         Scenario(
@@ -409,7 +537,7 @@ def contract_matrix(
             "html-error-page",
             kind,
             html_error(500, size=300_000),
-            _fail(ExternalServiceException, False, OUTAGE + "; its text is bounded"),
+            _fail(ExternalServiceException, False, f"{OUTAGE}; {BOUNDED}"),
         ),
         Scenario(
             "secret-canaries",
@@ -423,7 +551,7 @@ def contract_matrix(
                     "received": list(secrets),
                 },
             ),
-            _fail(ExternalServiceException, False, OUTAGE + "; CONTRACT 6: no secret in any text"),
+            _fail(ExternalServiceException, False, f"{OUTAGE}; {NO_SECRET}"),
             planted=(*CANARIES, *secrets),
         ),
     ]
