@@ -28,12 +28,12 @@ def get_order(number: str, *, fail: bool = False) -> dict:
 
 
 def test_an_open_circuit_does_not_leak_into_the_next_test(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(tools=SHARED_LIMITER)
+    pytester.makepyfile(limited_shop=SHARED_LIMITER)
     pytester.makepyfile(
-        test_orders="""
+        test_limiter_circuit="""
         import pytest
         import pytest_nucleo as nucleo
-        from tools import get_order, shop
+        from limited_shop import get_order, shop
 
         @pytest.mark.parametrize("attempt", range(14))
         def test_outage(attempt):
@@ -52,11 +52,11 @@ def test_an_open_circuit_does_not_leak_into_the_next_test(pytester: pytest.Pytes
 
 def test_no_test_waits_for_real_for_a_window_slot(pytester: pytest.Pytester) -> None:
     # The suite's own guard makes any real time.sleep fail, inside this inner run too.
-    pytester.makepyfile(tools=SHARED_LIMITER)
+    pytester.makepyfile(limited_shop=SHARED_LIMITER)
     pytester.makepyfile(
-        test_orders="""
+        test_limiter_window="""
         import pytest_nucleo as nucleo
-        from tools import get_order, shop
+        from limited_shop import get_order, shop
 
         def test_many_calls():
             results = [nucleo.run_tool(get_order, {"number": str(n)}) for n in range(22)]
@@ -70,7 +70,7 @@ def test_no_test_waits_for_real_for_a_window_slot(pytester: pytest.Pytester) -> 
 
 def test_a_limiter_the_test_builds_is_left_alone(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
-        test_own="""
+        test_limiter_of_its_own="""
         import pytest
         import pytest_nucleo as nucleo
 
@@ -93,7 +93,7 @@ def test_real_waits_can_be_asked_for_and_the_switch_is_restored(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makepyfile(
-        test_switch="""
+        test_limiter_switch="""
         import pytest
         import pytest_nucleo as nucleo
 
