@@ -90,7 +90,7 @@ def test_the_issue_repr_shows_no_part_of_the_key() -> None:
     assert isinstance(failure, nucleo.SystemException)
     assert repr(failure) == (
         "SystemException(component='call_model', "
-        "technical_message='RuntimeError: Incorrect API key provided: [REDACTED]')"
+        "technical_message='Incorrect API key provided: [REDACTED]')"
     )
 
 
