@@ -24,14 +24,21 @@ from pytest_nucleo._clock import Clock
 from pytest_nucleo._exceptions import InvalidInputException, check_seconds
 from pytest_nucleo._limits import RateLimiter
 from pytest_nucleo._runner import (
+    DEFAULT_BACKOFF,
+    DEFAULT_MAX_BACKOFF,
+    DEFAULT_RETRIES,
+    DEFAULT_TEXT_LIMIT,
     CancelToken,
     ToolResult,
+    _bounded_success,
     _check_limiters,
     _check_options,
     _check_text_limit,
     _log_failure,
     _missing,
     _name_of,
+    _NoJSONForm,
+    _serialize,
     arun_tool,
     run_sync,
     run_tool,
@@ -84,8 +91,6 @@ def check_runner_options(options: Mapping[str, Any], where: str) -> RunnerOption
         raise ValueError(f"name must be a non-empty string; got {name!r}")
     if "limiters" in checked:
         checked["limiters"] = _check_limiters(checked["limiters"])
-    from pytest_nucleo._runner import DEFAULT_BACKOFF, DEFAULT_MAX_BACKOFF, DEFAULT_RETRIES
-
     _check_options(
         checked.get("retries", DEFAULT_RETRIES),
         checked.get("backoff", DEFAULT_BACKOFF),
@@ -122,6 +127,17 @@ def success_text_unless(native: Callable[[object], bool]) -> OnSuccess:
         return result.value if native(result.value) else result.text
 
     return deliver
+
+
+def success_text(value: object, text_limit: int | None = None) -> str:
+    """The runner's text for a success ``value`` outside a call (a part of what a tool
+    returned): a string as it is, anything else as sorted-key JSON (``str()`` for a value with
+    no JSON form), cut in the middle past ``text_limit``."""
+    try:
+        text = _serialize(value)
+    except _NoJSONForm:
+        text = str(value)
+    return _bounded_success(text, DEFAULT_TEXT_LIMIT if text_limit is None else text_limit)
 
 
 def through_runner(

@@ -157,9 +157,7 @@ def mcp_tool(func: F | None = None, /, **options: Unpack[RunnerOptions]) -> F | 
     def wrap(target: F) -> F:
         if getattr(target, _WRAPPED_MARK, False):
             return target
-        wrapped = through_runner(
-            target, error_result, on_success=_success(target), options=checked
-        )
+        wrapped = through_runner(target, error_result, on_success=_success(target), options=checked)
         setattr(wrapped, _WRAPPED_MARK, True)
         return wrapped  # type: ignore[return-value]  # same signature, by functools.wraps
 
