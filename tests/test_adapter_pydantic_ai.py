@@ -141,7 +141,7 @@ def test_throttled_failure_says_how_long_to_wait(llm_snapshot: SnapshotAssertion
     assert received.text == llm_snapshot
 
 
-def test_success_returns_the_value_as_pydantic_ai_serializes_it(
+def test_success_reads_as_the_runners_text(
     llm_snapshot: SnapshotAssertion,
 ) -> None:
     received = call_through_agent(
@@ -150,8 +150,8 @@ def test_success_returns_the_value_as_pydantic_ai_serializes_it(
     assert received == ModelReceived(
         channel="success",
         is_error=False,
-        text='{"number":"12345678","items":true}',
-        wrapped_text='{"number":"12345678","items":true}',
+        text='{"items": true, "number": "12345678"}',
+        wrapped_text='{"items": true, "number": "12345678"}',
         part=received.part,
     )
     assert received.text == llm_snapshot
@@ -171,7 +171,7 @@ def test_the_wrapped_text_is_the_error_object_of_providers_without_an_error_chan
 def test_async_tool_under_the_async_harness(llm_snapshot: SnapshotAssertion) -> None:
     assert inspect.iscoroutinefunction(wrapped_aget_order)
     ok = asyncio.run(acall_through_agent(wrapped_aget_order, {"order_number": "12345678"}))
-    assert (ok.channel, ok.text) == ("success", '{"number":"12345678","items":false}')
+    assert (ok.channel, ok.text) == ("success", '{"items": false, "number": "12345678"}')
     retried = asyncio.run(acall_through_agent(wrapped_aget_order, {"order_number": "12-34"}))
     failed = asyncio.run(acall_through_agent(wrapped_aget_order, {"order_number": "99999999"}))
     assert (retried.channel, failed.channel) == ("retried", "failed")
@@ -240,12 +240,14 @@ def test_the_generated_schema_has_the_parameters_and_their_descriptions() -> Non
 
 def test_wrapping_twice_wraps_once() -> None:
     assert wrap_tool(wrapped_get_order) is wrapped_get_order
-    assert make_tool(wrapped_get_order).function is wrapped_get_order
+    # make_tool of a wrapped function wraps the function beneath: one runner per call.
+    assert make_tool(wrapped_get_order).function.__wrapped__.__wrapped__ is get_order
 
 
 def test_make_tool_passes_tool_options_and_refuses_a_context() -> None:
     built = make_tool(get_order, name="fetch_order", max_retries=3)
-    assert (built.name, built.max_retries, built.takes_ctx) == ("fetch_order", 3, False)
+    # takes_ctx: the Tool's function takes the RunContext, to see the tool's last attempt.
+    assert (built.name, built.max_retries, built.takes_ctx) == ("fetch_order", 3, True)
     received = call_through_agent(built, {"order_number": "00000000"})
     assert received.channel == "failed"
     assert received.part.tool_name == "fetch_order"
@@ -268,7 +270,6 @@ def star_args(*order_numbers: str) -> str:
 @pytest.mark.parametrize(
     ("func", "match"),
     [
-        (needs_context, "takes a RunContext"),
         (positional_only, "passed positionally"),
         (star_args, "passed positionally"),
     ],
@@ -380,6 +381,7 @@ def test_uncorrectable_failures_spend_no_retry_budget() -> None:
 def test_public_names() -> None:
     assert sorted(adapter.__all__) == [
         "ModelReceived",
+        "PastRetries",
         "acall_through_agent",
         "call_through_agent",
         "make_tool",

@@ -105,10 +105,11 @@ def check_runner_options(options: Mapping[str, Any], where: str) -> RunnerOption
         )
     clock = checked.get("clock")
     if clock is not None and not all(
-        callable(getattr(clock, method, None)) for method in ("now", "sleep", "asleep")
+        callable(getattr(clock, method, None)) for method in ("monotonic", "sleep", "asleep", "call_later")
     ):
         raise TypeError(
-            "clock must be a Clock (now, sleep, asleep: SystemClock or FakeClock); got a "
+            "clock must be a Clock (monotonic, sleep, asleep, call_later: a SystemClock or a "
+            "FakeClock); got a "
             f"{type(clock).__name__}"
         )
     return checked  # type: ignore[return-value]  # the keys were checked above
