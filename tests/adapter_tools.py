@@ -57,7 +57,7 @@ class Chart:
         return "chart of 3 orders: 1042, 1043, 1044"
 
 
-def chart(month: str) -> Chart:
+def chart(month: str) -> Any:
     """Draw the month's orders."""
     return Chart()
 

@@ -76,7 +76,6 @@ _UNDER_A_LOOP = (
 
 __all__ = [
     "ModelReceived",
-    "PastRetries",
     "acall_through_agent",
     "call_through_agent",
     "make_tool",
