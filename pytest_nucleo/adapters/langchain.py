@@ -212,6 +212,11 @@ def langchain_tool(
     :func:`invoke_tool` / :func:`ainvoke_tool`.
     """
     checked = check_runner_options(options, "langchain_tool")
+    if response_format not in ("content", "content_and_artifact"):
+        raise ValueError(
+            "response_format must be 'content' or 'content_and_artifact'; got "
+            f"{response_format!r}"
+        )
 
     def build(target: Callable[..., Any]) -> StructuredTool:
         return _build(target, description, response_format, return_direct, args_schema, checked)
