@@ -8,6 +8,7 @@ import subprocess
 import sys
 from typing import Any
 
+import adapter_tools
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -15,7 +16,6 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from syrupy.assertion import SnapshotAssertion
 
-import adapter_tools
 import pytest_nucleo as nucleo
 from pytest_nucleo.adapters.langchain import (
     ToolCallReceived,
@@ -392,7 +392,8 @@ def test_content_and_artifact_renders_the_content_and_keeps_the_artifact() -> No
     assert (received.status, received.text) == ("success", '{"orders": 3}')
     assert received.message.artifact == [1042, 1043, 1044]
     failed = invoke_tool(tool, {"month": "never"})
-    assert failed.status == "error" and failed.text.endswith(CORRECTABLE_HINT)
+    assert failed.status == "error"
+    assert failed.text.endswith(CORRECTABLE_HINT)
     with pytest.raises(ValueError, match="response_format must be"):
         langchain_tool(response_format="artifact")  # type: ignore[call-overload]
 

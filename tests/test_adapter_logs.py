@@ -16,7 +16,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from adapter_tools import SECRET
 
 TESTS = str(Path(__file__).parent)
@@ -92,7 +91,14 @@ print(run_through_agents(nucleo_function_tool(leaky), {"order_number": "1"}).is_
 @pytest.mark.parametrize("framework", sorted(SCRIPTS))
 def test_no_secret_reaches_stderr_through_the_framework_s_logging(framework: str) -> None:
     code = textwrap.dedent(LEAKY) + SCRIPTS[framework]
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=TESTS)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=TESTS,
+        # Offline: the Agents SDK would otherwise start its trace exporter.
+        env={**os.environ, "OPENAI_AGENTS_DISABLE_TRACING": "1"},
+    )
     assert done.returncode == 0, done.stderr
     assert "True" in done.stdout.split()  # the call failed, as a result
     assert "KeyError" in done.stderr  # the traceback was logged, cause included

@@ -15,13 +15,13 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import adapter_tools
 import fastmcp
 import pytest
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from syrupy.assertion import SnapshotAssertion
 
-import adapter_tools
 import pytest_nucleo as nucleo
 from pytest_nucleo import CORRECTABLE_HINT, UNCORRECTABLE_HINT
 from pytest_nucleo.adapters.mcp import (

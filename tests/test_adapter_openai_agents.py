@@ -14,6 +14,7 @@ import subprocess
 import sys
 from typing import Any
 
+import adapter_tools
 import pytest
 from agents import (
     Agent,
@@ -29,7 +30,6 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.tool import _FunctionToolCancelledError, default_tool_error_function
 from syrupy.assertion import SnapshotAssertion
 
-import adapter_tools
 import pytest_nucleo as nucleo
 from pytest_nucleo import CORRECTABLE_HINT, UNCORRECTABLE_HINT
 from pytest_nucleo.adapters.openai_agents import (
@@ -315,7 +315,8 @@ def _run_with_context(tool: FunctionTool, arguments: dict[str, Any], context: An
         )
         agent: Agent[Any] = Agent(name="shop", model=model, tools=[tool])
         await Runner.run(agent, "go", context=context, run_config=RunConfig(tracing_disabled=True))
-        assert model.last_call is not None and isinstance(model.last_call.input, list)
+        assert model.last_call is not None
+        assert isinstance(model.last_call.input, list)
         [output] = [i for i in model.last_call.input if i.get("type") == "function_call_output"]
         return str(output["output"])
 
@@ -344,7 +345,8 @@ def test_the_runner_options_reach_the_runner() -> None:
         nucleo_function_tool(flaky, retries=1, clock=clock), {"order_number": "1042"}
     )
     assert (received.is_error, received.text) == (False, '{"number": "1042", "status": "shipped"}')
-    assert flaky.state.calls == 2 and clock.sleeps == [0.5]
+    assert flaky.state.calls == 2
+    assert clock.sleeps == [0.5]
     timed = nucleo_function_tool(
         adapter_tools.always_overloaded, timeout=30, retries=5, clock=nucleo.FakeClock()
     )
@@ -359,7 +361,7 @@ def test_the_runner_options_reach_the_runner() -> None:
 
 
 def test_bad_runner_options_are_refused_when_the_tool_is_made() -> None:
-    with pytest.raises(TypeError, match="unknown option 'retry'.*retries"):
+    with pytest.raises(TypeError, match=r"unknown option 'retry'.*retries"):
         nucleo_function_tool(retry=3)  # type: ignore[call-overload]
     with pytest.raises(ValueError, match="retries must be a whole number"):
         nucleo_function_tool(retries=-1)
@@ -387,7 +389,8 @@ def test_the_sdk_s_own_outputs_are_passed_on() -> None:
         return ToolOutputText(text=f"note on {order_number}")
 
     received = run_through_agents(nucleo_function_tool(note), {"order_number": "1"})
-    assert "note on 1" in received.text and not received.is_error
+    assert "note on 1" in received.text
+    assert not received.is_error
 
 
 def test_a_dict_reads_as_the_runner_s_text() -> None:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from typing import Any
 
+import adapter_tools
 import pytest
 from pydantic_ai import Agent, BinaryContent, RunContext, Tool, UnexpectedModelBehavior
 from pydantic_ai.messages import (
@@ -26,7 +27,6 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from syrupy.assertion import SnapshotAssertion
 
-import adapter_tools
 import pytest_nucleo as nucleo
 import pytest_nucleo.adapters.pydantic_ai as adapter
 from pytest_nucleo.adapters.pydantic_ai import (
@@ -428,9 +428,13 @@ def test_a_tool_taking_run_context_gets_it_and_its_deps() -> None:
         seen.clear()
         agent = Agent(FunctionModel(model), deps_type=str, tools=[registered])
         assert asyncio.run(agent.run("go", deps="tea-shop")).output == "done"
-        assert [(p.outcome, p.model_response_str()) for p in seen][0] == ("success", "tea-shop:7")
+        assert next((p.outcome, p.model_response_str()) for p in seen) == ("success", "tea-shop:7")
         assert seen[1].outcome == "failed"
-        assert seen[1].model_response_str(wrap_if_error=False).startswith("The external service tea-shop failed")
+        assert (
+            seen[1]
+            .model_response_str(wrap_if_error=False)
+            .startswith("The external service tea-shop failed")
+        )
 
 
 def test_past_the_retry_budget_a_correctable_failure_is_a_failed_result_by_default() -> None:
@@ -439,7 +443,8 @@ def test_past_the_retry_budget_a_correctable_failure_is_a_failed_result_by_defau
     assert run(agent, "Fetch order 12-34.") == "gave up"
     assert [p.outcome for p in seen] == ["retried", "failed", "failed"]
     texts = {p.model_response_str(wrap_if_error=False) for p in seen}
-    assert len(texts) == 1 and texts.pop().endswith(CORRECTABLE_HINT)
+    assert len(texts) == 1
+    assert texts.pop().endswith(CORRECTABLE_HINT)
     # The documented alternative: pydantic-ai's own rule, the run ends.
     model, seen = _retrying_model(attempts=3)
     agent = Agent(model, tools=[make_tool(get_order, past_retries="end run")])
@@ -580,6 +585,7 @@ def _provider_round_trip(kind: str, tool: Any, arguments: dict[str, Any]) -> dic
         model = AnthropicModel(
             "claude-sonnet-4-5", provider=AnthropicProvider(anthropic_client=aclient)
         )
+
     async def main() -> str:
         async with http:
             return (await Agent(model, tools=[tool]).run("go")).output

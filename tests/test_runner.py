@@ -213,7 +213,8 @@ def test_a_foreign_exception_reaches_the_model_as_a_system_exception(
     # A copy of the failure, its cause a masked stand-in: a handler reading the object itself
     # (rich's tracebacks) finds no secret either.
     logged = record.exc_info[1]
-    assert type(logged) is nucleo.SystemException and logged is not result.exception
+    assert type(logged) is nucleo.SystemException
+    assert logged is not result.exception
     assert logged.explain_to_llm() == result.text
     assert type(logged.__cause__).__name__ == "KeyError"
     assert SECRET[3:] not in str(logged.__cause__)

@@ -90,7 +90,12 @@ def check_runner_options(options: Mapping[str, Any], where: str) -> RunnerOption
     if name is not None and not (isinstance(name, str) and name.strip()):
         raise ValueError(f"name must be a non-empty string; got {name!r}")
     if "limiters" in checked:
-        checked["limiters"] = _check_limiters(checked["limiters"])
+        limiters = checked["limiters"]
+        if not isinstance(limiters, Iterable):
+            raise TypeError(
+                f"limiters must be a list of RateLimiter; got a {type(limiters).__name__}"
+            )
+        checked["limiters"] = _check_limiters(limiters)
     _check_options(
         checked.get("retries", DEFAULT_RETRIES),
         checked.get("backoff", DEFAULT_BACKOFF),
@@ -105,7 +110,8 @@ def check_runner_options(options: Mapping[str, Any], where: str) -> RunnerOption
         )
     clock = checked.get("clock")
     if clock is not None and not all(
-        callable(getattr(clock, method, None)) for method in ("monotonic", "sleep", "asleep", "call_later")
+        callable(getattr(clock, method, None))
+        for method in ("monotonic", "sleep", "asleep", "call_later")
     ):
         raise TypeError(
             "clock must be a Clock (monotonic, sleep, asleep, call_later: a SystemClock or a "

@@ -214,8 +214,7 @@ def langchain_tool(
     checked = check_runner_options(options, "langchain_tool")
     if response_format not in ("content", "content_and_artifact"):
         raise ValueError(
-            "response_format must be 'content' or 'content_and_artifact'; got "
-            f"{response_format!r}"
+            f"response_format must be 'content' or 'content_and_artifact'; got {response_format!r}"
         )
 
     def build(target: Callable[..., Any]) -> StructuredTool:
