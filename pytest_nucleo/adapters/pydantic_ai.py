@@ -15,10 +15,11 @@ read in its source and pinned by ``tests/test_adapter_pydantic_ai.py``):
 
 - a correctable failure raises ``ModelRetry(explain_to_llm())``: pydantic-ai answers the call with
   a ``ToolReturnPart`` whose ``outcome`` is ``'retried'`` and whose content is exactly that text.
-  It counts against the tool's retry budget (``max_retries``, the agent's ``retries``, default 1):
-  one more correctable failure than the budget allows ends the run with pydantic-ai's
-  ``UnexpectedModelBehavior``. Raise the budget (``make_tool(f, max_retries=3)``) for tools the
-  model is expected to get wrong more than once.
+  It counts against the tool's retry budget (``max_retries``, the agent's ``retries``, default 1).
+  On the tool's last attempt a :func:`make_tool` tool raises ``ToolFailed`` with the same text
+  instead, so the model reads it and the run goes on (``past_retries``, see :data:`PastRetries`);
+  a plain :func:`wrap_tool` function cannot see its attempts, and one more correctable failure
+  than the budget allows ends the run with pydantic-ai's ``UnexpectedModelBehavior``.
 - an uncorrectable failure raises ``ToolFailed(explain_to_llm())``: ``outcome='failed'``, content
   exactly that text, no retry budget used.
 - anything outside the set (a ``KeyError``, a bug) becomes the SystemException text ("A system
@@ -31,6 +32,10 @@ provider: one with a native error channel (Anthropic ``is_error``, Bedrock ``sta
 sends the content as is; the others (OpenAI, Mistral, Groq, ...) send the JSON text
 ``{"error":"<text>"}``, and Google sends ``{"error": <text>}`` as a structured object.
 :class:`ModelReceived` gives both texts.
+
+A success reads as the runner's text (the same under every adapter); ``BinaryContent``, file
+URLs and ``ToolReturn`` are handed to pydantic-ai unchanged. A tool taking ``RunContext`` first
+gets it; the runner checks and passes the model's arguments only.
 
 Limitation: arguments that do not fit the tool's schema never reach the runner. pydantic-ai
 validates them first and answers on the ``'retried'`` channel with pydantic's validation errors
