@@ -423,3 +423,41 @@ def test_every_fastmcp_masking_setting_sends_our_text(mask: bool | None) -> None
     assert call_mcp_tool(served, "get_order", {"order_number": "10-42"}).text.endswith(
         CORRECTABLE_HINT
     )
+
+
+@pytest.mark.nucleo(expect_leaks=True)
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_the_official_client_reads_the_same_in_direct_and_legacy_mode(mode: str) -> None:
+    from mcp import Client
+
+    served = official_server()
+    served.tool()(mcp_tool(get_order))
+    served.tool()(mcp_tool(name="fetch_order")(adapter_tools.get_order))
+    _image_tools(served)
+    calls = {
+        ("get_order", "10-42"): CORRECTABLE_HINT,
+        ("get_order", "503"): UNCORRECTABLE_HINT,
+        ("get_order", "13"): UNCORRECTABLE_HINT,
+        ("fetch_order", "bug"): UNCORRECTABLE_HINT,
+    }
+
+    async def call_all() -> list[MCPReceived]:
+        # "auto" dispatches to an in-process server directly; "legacy" runs the initialize
+        # handshake and JSON-RPC framing over memory streams.
+        async with Client(served, mode=mode) as client:
+            received = [
+                MCPReceived.from_result(await client.call_tool(tool, {"order_number": number}))
+                for tool, number in calls
+            ]
+            received.append(
+                MCPReceived.from_result(await client.call_tool("chart", {"month": "may"}))
+            )
+            return received
+
+    *failures, image = asyncio.run(call_all())
+    for (tool, number), received in zip(calls, failures, strict=True):
+        assert received.is_error
+        assert received.text.endswith(calls[tool, number])
+        assert received.text == call_mcp_tool(served, tool, {"order_number": number}).text
+    assert "fetch_order" in failures[-1].text
+    assert (image.is_error, image.text) == (False, "[image content]")
