@@ -725,7 +725,9 @@ class _Call:
                 SystemException(
                     self.name,
                     "the tool returned a value that cannot be serialized for the model: "
-                    + redact(described(exc)),
+                    # Ours says it all ("a value of type X has no JSON form"); a foreign one
+                    # needs its class.
+                    + redact(message_of(exc) if isinstance(exc, _NoJSONForm) else described(exc)),
                     cause=exc,
                 )
             )

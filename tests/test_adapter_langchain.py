@@ -461,3 +461,14 @@ def test_create_agent_sends_the_model_the_failure_text() -> None:
     [sent] = [m for m in model.seen[-1] if isinstance(m, ToolMessage)]
     assert sent.status == "error"
     assert sent.content == invoke_tool(get_order, {"order_number": "500"}).text
+
+
+def test_a_long_success_text_is_bounded_by_the_tool_s_text_limit() -> None:
+    def listing(month: str) -> str:
+        """Every order of the month."""
+        return "order\n" * 100
+
+    received = invoke_tool(langchain_tool(text_limit=60)(listing), {"month": "may"})
+    assert received.status == "success"
+    assert received.text.startswith("order\norder")
+    assert "cut from the middle of this result (this tool shows at most 60)" in received.text

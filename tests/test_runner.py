@@ -89,7 +89,9 @@ def test_a_value_that_cannot_be_serialized_is_a_bug_of_the_tool(
     assert result.is_error
     assert isinstance(result.exception, nucleo.SystemException)
     assert result.text.startswith("A system error occurred in weird.")
-    assert "cannot be serialized" in str(result.exception)
+    assert str(result.exception).endswith(
+        "cannot be serialized for the model: a value of type object has no JSON form"
+    )
     assert [r.levelno for r in caplog.records] == [logging.ERROR]
 
 
@@ -119,6 +121,25 @@ class BrokenMapping(Mapping[str, str]):
 
     def __len__(self) -> int:
         return 1
+
+
+class Drawn:
+    def __str__(self) -> str:
+        return "a chart of 3 orders"
+
+
+@pytest.mark.nucleo(expect_leaks=True)
+def test_with_str_fallback_a_value_with_no_json_form_reads_as_its_str() -> None:
+    assert run_tool(lambda: Drawn()).is_error  # the plain runner keeps its documented text
+    result = run_tool(lambda: Drawn(), str_fallback=True)
+    assert (result.is_error, result.text) == (False, "a chart of 3 orders")
+    assert isinstance(result.value, Drawn)
+    bounded = run_tool(lambda: Drawn(), str_fallback=True, text_limit=10)
+    assert bounded.text.startswith("a chart \n\n[9 of its 19 characters cut from the middle")
+    async_result = asyncio.run(arun_tool(lambda: Drawn(), str_fallback=True))
+    assert async_result.text == "a chart of 3 orders"
+    # Serialization that raises for another reason is still the tool's bug.
+    assert run_tool(lambda: RaisingModel(), str_fallback=True).is_error
 
 
 @pytest.mark.nucleo(expect_leaks=True)
