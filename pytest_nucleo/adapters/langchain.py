@@ -47,7 +47,7 @@ from pydantic import ValidationError
 
 from pytest_nucleo._exceptions import InvalidInputException
 from pytest_nucleo._message import message_of
-from pytest_nucleo._runner import ToolResult
+from pytest_nucleo._runner import ToolInfo, ToolResult
 from pytest_nucleo.adapters._core import (
     OnSuccess,
     RunnerOptions,
@@ -134,6 +134,14 @@ def _on_success(response_format: ResponseFormat, text_limit: int | None) -> OnSu
 ResponseFormat = Literal["content", "content_and_artifact"]
 
 
+def _text_limit(func: Callable[..., Any], options: RunnerOptions) -> int | None:
+    """The tool's limit on a success text, as the runner would read it (None: the default)."""
+    if "text_limit" in options:
+        return options["text_limit"]
+    info = ToolInfo.of(func)
+    return info.text_limit if info is not None else None
+
+
 def _build(
     func: Callable[..., Any],
     description: str | None,
@@ -151,7 +159,7 @@ def _build(
     wrapped = through_runner(
         func,
         _raise_failure,
-        on_success=_on_success(response_format, options.get("text_limit")),
+        on_success=_on_success(response_format, _text_limit(func, options)),
         options=options,
     )
     is_async = inspect.iscoroutinefunction(wrapped)
