@@ -43,7 +43,7 @@ from ._exceptions import (
     UpstreamRetryException,
     check_seconds,
 )
-from ._message import described
+from ._message import described, message_of
 from ._retry_after import RETRY_AFTER_CAP
 from ._secrets import redact
 from ._text import VALUE_LIMIT, clean_block, one_line, seconds
@@ -336,7 +336,11 @@ def _jsonable(value: object) -> object:
         return dict(value)
     if isinstance(value, Sequence) and not isinstance(value, str | bytes | bytearray):
         return list(value)
-    raise TypeError(f"a value of type {type(value).__name__} has no JSON form")
+    raise _NoJSONForm(f"a value of type {type(value).__name__} has no JSON form")
+
+
+class _NoJSONForm(TypeError):
+    """A success value the runner has no text for (an image, a framework's own object)."""
 
 
 def _serialize(value: object) -> str:
@@ -384,6 +388,52 @@ class _RedactedRecord(logging.LogRecord):
             self._redacted = redact(value)
 
 
+_STAND_INS: weakref.WeakKeyDictionary[type[BaseException], type[Exception]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _stand_in_class(original: type[BaseException]) -> type[Exception]:
+    """An ``Exception`` class named like ``original``, so a logged copy reads like it."""
+    made = _STAND_INS.get(original)
+    if made is None:
+        made = _STAND_INS[original] = type(
+            original.__name__,
+            (Exception,),
+            {"__module__": original.__module__, "__qualname__": original.__qualname__},
+        )
+    return made
+
+
+def _for_the_log(exc: BaseException, copies: dict[int, BaseException]) -> BaseException:
+    """A copy of ``exc`` and its whole chain whose messages carry no secret.
+
+    Handlers that rebuild a traceback from the exception object (rich's, for one) print each
+    level's ``str()`` themselves, past any masking of the formatted text: a foreign level
+    becomes a stand-in of the same class name with its message masked; one of the package's
+    own keeps its class and fields (the report reads them). Tracebacks are kept, so the log
+    still shows where it happened.
+    """
+    done = copies.get(id(exc))
+    if done is not None:
+        return done
+    copy: BaseException
+    if isinstance(exc, LLMReadableException | UpstreamRetryException):
+        copy = BaseException.__new__(type(exc))
+        copy.__dict__.update(exc.__dict__)
+        copy.args = exc.args
+    else:
+        copy = _stand_in_class(type(exc))(redact(message_of(exc)))
+    copies[id(exc)] = copy
+    copy.__traceback__ = exc.__traceback__
+    copy.__suppress_context__ = exc.__suppress_context__
+    if exc.__cause__ is not None:
+        copy.__cause__ = _for_the_log(exc.__cause__, copies)
+    if exc.__context__ is not None:
+        copy.__context__ = _for_the_log(exc.__context__, copies)
+    return copy
+
+
 def _log_failure(name: str, failure: LLMReadableException) -> None:
     if failure.is_correctable:
         # Correctable failures are the normal back-and-forth with the model: no stack trace.
@@ -397,6 +447,8 @@ def _log_failure(name: str, failure: LLMReadableException) -> None:
         return
     if not logger.isEnabledFor(logging.ERROR):
         return
+    # Never the original object: whatever handler is installed reads the copy.
+    logged = _for_the_log(failure, {})
     record = _RedactedRecord(
         logger.name,
         logging.ERROR,
@@ -404,7 +456,7 @@ def _log_failure(name: str, failure: LLMReadableException) -> None:
         0,
         "tool %s failed: %s",
         (name, str(failure)),
-        (type(failure), failure, failure.__traceback__),
+        (type(logged), logged, logged.__traceback__),
         "run_tool",
     )
     logger.handle(record)
@@ -642,6 +694,8 @@ class _Call:
     cost: Cost | None = None
     # What the tool raised on its way out while the runner was stopping it: the stop's cause.
     raised_while_stopped: BaseException | None = None
+    # A value with no JSON form reads as its str() (the adapters' choice) instead of failing.
+    str_fallback: bool = False
 
     @classmethod
     def prepare(
@@ -697,7 +751,13 @@ class _Call:
 
     def result(self, value: Any) -> ToolResult:
         try:
-            text = _serialize(value)
+            try:
+                text = _serialize(value)
+            except _NoJSONForm:
+                if not self.str_fallback:
+                    raise
+                # What the frameworks do with such a value; a str() that raises still fails.
+                text = str(value)
         except _NEVER_CAUGHT:
             raise
         except BaseException as exc:
@@ -707,7 +767,9 @@ class _Call:
                 SystemException(
                     self.name,
                     "the tool returned a value that cannot be serialized for the model: "
-                    + redact(described(exc)),
+                    # Ours says it all ("a value of type X has no JSON form"); a foreign one
+                    # needs its class.
+                    + redact(message_of(exc) if isinstance(exc, _NoJSONForm) else described(exc)),
                     cause=exc,
                 )
             )
@@ -976,6 +1038,7 @@ def run_tool(
     cancel: CancelToken | None = None,
     text_limit: int | None = None,
     cost: Cost | None = None,
+    str_fallback: bool = False,
 ) -> ToolResult:
     """Call ``tool`` with the ``arguments`` a model sent and return what the model reads.
 
@@ -996,6 +1059,9 @@ def run_tool(
     - ``text_limit`` (default: that of ``@tool``, else :data:`DEFAULT_TEXT_LIMIT`): the most
       characters of a success text; past it the model reads the head and the tail around a
       note of how much was cut, telling it to narrow its request. ``value`` keeps it all.
+    - ``str_fallback``: a value with no JSON form (an object of your own, a framework's image)
+      reads as its ``str()`` instead of failing the call; the adapters set it, since the
+      frameworks they hand values to convert such a value themselves.
     - Nothing escapes but ``KeyboardInterrupt`` and ``SystemExit``: any other exception a tool
       raises (a ``BaseException`` or a ``CancelledError`` of its own included), or its value
       raises while being serialized, becomes a failure.
@@ -1020,10 +1086,12 @@ def run_tool(
                 cancel=cancel,
                 text_limit=call.text_limit,
                 cost=call.cost,
+                str_fallback=str_fallback,
             ),
             refusal=f"{call.name} is an async tool and an event loop is running in this thread: "
             "use `await arun_tool(...)`",
         )
+    call.str_fallback = str_fallback
     try:
         args, kwargs = _bind(call.facts, arguments)
     except InvalidInputException as mismatch:
@@ -1045,6 +1113,7 @@ async def arun_tool(
     cancel: CancelToken | None = None,
     text_limit: int | None = None,
     cost: Cost | None = None,
+    str_fallback: bool = False,
 ) -> ToolResult:
     """:func:`run_tool` for asyncio, with the runner's own stops.
 
@@ -1060,6 +1129,7 @@ async def arun_tool(
         tool, name, limiters, retries, backoff, max_backoff, clock, text_limit, cost
     )
     check_seconds(timeout, "timeout")
+    call.str_fallback = str_fallback
     try:
         args, kwargs = _bind(call.facts, arguments)
     except InvalidInputException as mismatch:

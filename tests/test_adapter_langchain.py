@@ -6,7 +6,9 @@ import asyncio
 import logging
 import subprocess
 import sys
+from typing import Any
 
+import adapter_tools
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -163,11 +165,12 @@ def test_a_mistyped_argument_names_the_parameter_and_the_value(
 
 
 @SYNC_AND_ASYNC
-def test_success_is_a_success_tool_message_with_langchains_json(tool: BaseTool) -> None:
+def test_success_is_a_success_tool_message_with_the_runners_text(tool: BaseTool) -> None:
     received = receive(tool, {"order_number": "42", "include_items": True})
     assert not received.is_error
     assert received.status == "success"
-    assert received.text == '{"number": "42", "items": ["tea"]}'
+    # The runner's rendering (sorted keys), the same text as under every other adapter.
+    assert received.text == '{"items": ["tea"], "number": "42"}'
     assert received.name == tool.name
     assert received.tool_call_id == "call_1"
     assert isinstance(received.message, ToolMessage)
@@ -331,3 +334,141 @@ def test_a_stray_tool_exception_with_an_unprintable_message_still_reads() -> Non
 
     text = _tool_error_text(ToolException(Unprintable()))
     assert text == "(the message of this ToolException could not be read)"
+
+
+# --- second pass: the runner's options, LangChain's options, values, langgraph ----------------
+
+
+def test_the_runner_options_reach_the_runner() -> None:
+    clock = nucleo.FakeClock()
+    flaky = adapter_tools.flaky_order()
+    received = invoke_tool(langchain_tool(retries=1, clock=clock)(flaky), {"order_number": "1"})
+    assert (received.status, received.text) == ("success", '{"number": "1", "status": "shipped"}')
+    assert clock.sleeps == [0.5]
+    timed = langchain_tool(timeout=30, retries=5, clock=nucleo.FakeClock())(
+        adapter_tools.always_overloaded
+    )
+    received = asyncio.run(ainvoke_tool(timed, {"order_number": "1"}))
+    assert (received.status, received.text) == ("error", adapter_tools.TIMEOUT_TEXT)
+    token = nucleo.CancelToken()
+    token.cancel()
+    cancelled = langchain_tool(cancel=token)(adapter_tools.never_called)
+    received = invoke_tool(cancelled, {"order_number": "1"})
+    assert (received.status, received.text) == ("error", adapter_tools.CANCELLED_TEXT)
+    with pytest.raises(TypeError, match="unknown option 'retry'"):
+        langchain_tool(retry=2)  # type: ignore[call-overload]
+
+
+def test_a_sync_tool_under_a_timeout_has_both_paths() -> None:
+    clock = nucleo.FakeClock()
+    tool = langchain_tool(timeout=30, clock=clock)(adapter_tools.order_dict)
+    assert invoke_tool(tool, {"order_number": "1042"}).text == adapter_tools.ORDER_TEXT
+    received = asyncio.run(ainvoke_tool(tool, {"order_number": "1042"}))
+    assert received.text == adapter_tools.ORDER_TEXT
+
+
+@pytest.mark.nucleo(expect_leaks=True)
+def test_a_renamed_tool_s_text_names_the_name_the_model_called() -> None:
+    tool = langchain_tool(name="fetch_order")(adapter_tools.get_order)
+    assert tool.name == "fetch_order"
+    received = invoke_tool(tool, {"order_number": "bug"})
+    assert received.text.startswith("A system error occurred in fetch_order.")
+
+
+def test_a_value_with_no_json_form_is_a_success_read_as_its_str() -> None:
+    received = invoke_tool(langchain_tool(adapter_tools.chart), {"month": "may"})
+    assert (received.status, received.text) == ("success", str(adapter_tools.Chart()))
+
+
+def test_content_and_artifact_renders_the_content_and_keeps_the_artifact() -> None:
+    def rows(month: str) -> tuple[dict[str, int], list[int]]:
+        """Count the month's orders."""
+        if month == "never":
+            raise nucleo.ResourceNotFoundException("month", month)
+        return {"orders": 3}, [1042, 1043, 1044]
+
+    tool = langchain_tool(response_format="content_and_artifact")(rows)
+    received = invoke_tool(tool, {"month": "may"})
+    assert (received.status, received.text) == ("success", '{"orders": 3}')
+    assert received.message.artifact == [1042, 1043, 1044]
+    failed = invoke_tool(tool, {"month": "never"})
+    assert failed.status == "error"
+    assert failed.text.endswith(CORRECTABLE_HINT)
+    with pytest.raises(ValueError, match="response_format must be"):
+        langchain_tool(response_format="artifact")  # type: ignore[call-overload]
+
+
+def test_return_direct_and_args_schema_are_langchain_s() -> None:
+    from pydantic import BaseModel, Field
+
+    class Lookup(BaseModel):
+        order_number: str = Field(description="The order's digits.", pattern=r"^\d+$")
+
+    tool = langchain_tool(return_direct=True, args_schema=Lookup)(adapter_tools.get_order)
+    assert tool.return_direct is True
+    assert tool.args["order_number"]["description"] == "The order's digits."
+    assert invoke_tool(tool, {"order_number": "7"}).text == "order 7"
+    refused = invoke_tool(tool, {"order_number": "x7"})
+    assert refused.status == "error"
+    assert refused.text.startswith("The parameter 'order_number' got \"x7\"")
+
+
+def test_langgraph_tool_node_delivers_the_failure_exactly() -> None:
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("tools", ToolNode([get_order]))
+    graph.add_edge(START, "tools")
+    graph.add_edge("tools", END)
+    call = {"name": "get_order", "args": {"order_number": "500"}, "id": "c1", "type": "tool_call"}
+    asked = AIMessage(content="", tool_calls=[call])
+    message = graph.compile().invoke({"messages": [asked]})["messages"][-1]
+    assert isinstance(message, ToolMessage)
+    assert message.status == "error"
+    assert message.content == invoke_tool(get_order, {"order_number": "500"}).text
+
+
+class _ToolCallingFake(FakeMessagesListChatModel):
+    """LangChain's scripted chat model, able to bind tools, keeping what it was sent."""
+
+    seen: list[list[BaseMessage]] = []
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.seen.append(list(messages))
+        return super()._generate(messages, *args, **kwargs)
+
+
+def test_create_agent_sends_the_model_the_failure_text() -> None:
+    from langchain.agents import create_agent
+
+    model = _ToolCallingFake(
+        responses=[
+            AIMessage(
+                content="",
+                tool_calls=[{"name": "get_order", "args": {"order_number": "500"}, "id": "c9"}],
+            ),
+            AIMessage(content="The shop is down."),
+        ]
+    )
+    model.seen = []
+    agent = create_agent(model, tools=[get_order])
+    result = agent.invoke({"messages": [HumanMessage("Where is order 500?")]})
+    assert result["messages"][-1].content == "The shop is down."
+    [sent] = [m for m in model.seen[-1] if isinstance(m, ToolMessage)]
+    assert sent.status == "error"
+    assert sent.content == invoke_tool(get_order, {"order_number": "500"}).text
+
+
+def test_a_long_success_text_is_bounded_by_the_tool_s_text_limit() -> None:
+    def listing(month: str) -> str:
+        """Every order of the month."""
+        return "order\n" * 100
+
+    received = invoke_tool(langchain_tool(text_limit=60)(listing), {"month": "may"})
+    assert received.status == "success"
+    assert received.text.startswith("order\norder")
+    assert "cut from the middle of this result (this tool shows at most 60)" in received.text

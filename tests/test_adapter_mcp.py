@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import adapter_tools
 import fastmcp
 import pytest
 from mcp.server.mcpserver import MCPServer
@@ -329,3 +330,134 @@ def test_the_adapter_needs_only_the_official_sdk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True False"
+
+
+# --- second pass: native values, structured output, a renamed tool, the runner's options ------
+
+
+def _image_tools(server: Server) -> None:
+    if isinstance(server, MCPServer):
+        from mcp.server.mcpserver.utilities.types import Image
+    else:
+        from fastmcp.utilities.types import Image  # type: ignore[assignment]
+
+    def chart(month: str) -> Any:
+        """Draw the month's orders."""
+        return Image(data=b"\x89PNG\r\n", format="png")
+
+    # The annotation the servers read to know an image comes back (evaluated, not a string).
+    chart.__annotations__["return"] = Image
+    server.tool()(mcp_tool(chart))
+
+
+def test_an_image_reaches_the_model_as_an_image_block(server: Server) -> None:
+    _image_tools(server)
+    received = call_mcp_tool(server, "chart", {"month": "may"})
+    assert (received.is_error, received.text) == (False, "[image content]")
+
+
+def test_a_dict_reads_as_the_runner_s_text_beside_the_structured_content(server: Server) -> None:
+    server.tool()(mcp_tool(adapter_tools.order_dict))
+
+    async def call() -> Any:
+        if isinstance(server, MCPServer):
+            from mcp import Client
+
+            async with Client(server) as client:
+                return await client.call_tool("order_dict", {"order_number": "1042"})
+        async with fastmcp.Client(server) as fast:
+            return await fast.call_tool_mcp("order_dict", {"order_number": "1042"})
+
+    result = asyncio.run(call())
+    assert not result.is_error
+    assert [block.text for block in result.content] == [adapter_tools.ORDER_TEXT]
+    assert result.structured_content == adapter_tools.ORDER
+
+
+def test_a_value_with_no_json_form_is_a_success(server: Server) -> None:
+    server.tool()(mcp_tool(adapter_tools.chart))
+    received = call_mcp_tool(server, "chart", {"month": "may"})
+    assert (received.is_error, received.text) == (False, str(adapter_tools.Chart()))
+
+
+@pytest.mark.nucleo(expect_leaks=True)
+def test_a_renamed_tool_s_text_names_the_name_the_model_called(server: Server) -> None:
+    server.tool()(mcp_tool(name="fetch_order")(adapter_tools.get_order))
+    received = call_mcp_tool(server, "fetch_order", {"order_number": "bug"})
+    assert received.is_error
+    assert received.text.startswith("A system error occurred in fetch_order.")
+
+
+def test_the_runner_options_reach_the_runner(server: Server) -> None:
+    clock = nucleo.FakeClock()
+    flaky = adapter_tools.flaky_order()
+    server.tool()(mcp_tool(retries=1, clock=clock)(flaky))
+    received = call_mcp_tool(server, "lookup_order", {"order_number": "1"})
+    assert (received.is_error, received.text) == (False, '{"number": "1", "status": "shipped"}')
+    assert clock.sleeps == [0.5]
+    server.tool()(
+        mcp_tool(timeout=30, retries=5, clock=nucleo.FakeClock())(adapter_tools.always_overloaded)
+    )
+    received = call_mcp_tool(server, "always_overloaded", {"order_number": "1"})
+    assert (received.is_error, received.text) == (True, adapter_tools.TIMEOUT_TEXT)
+    token = nucleo.CancelToken()
+    token.cancel()
+    server.tool()(mcp_tool(cancel=token)(adapter_tools.never_called))
+    received = call_mcp_tool(server, "never_called", {"order_number": "1"})
+    assert (received.is_error, received.text) == (True, adapter_tools.CANCELLED_TEXT)
+    with pytest.raises(TypeError, match="unknown option 'retry'"):
+        mcp_tool(retry=1)  # type: ignore[call-overload]
+    with pytest.raises(ValueError, match="name must be a non-empty string"):
+        mcp_tool(name="")
+
+
+@pytest.mark.nucleo(expect_leaks=True)
+@pytest.mark.parametrize("mask", [True, False, None])
+def test_every_fastmcp_masking_setting_sends_our_text(mask: bool | None) -> None:
+    options = {} if mask is None else {"mask_error_details": mask}
+    served = fastmcp.FastMCP("shop", **options)
+    served.tool()(mcp_tool(get_order))
+    assert call_mcp_tool(served, "get_order", {"order_number": "13"}).text.startswith(
+        "A system error occurred in get_order."
+    )
+    assert call_mcp_tool(served, "get_order", {"order_number": "10-42"}).text.endswith(
+        CORRECTABLE_HINT
+    )
+
+
+@pytest.mark.nucleo(expect_leaks=True)
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_the_official_client_reads_the_same_in_direct_and_legacy_mode(mode: str) -> None:
+    from mcp import Client
+
+    served = official_server()
+    served.tool()(mcp_tool(get_order))
+    served.tool()(mcp_tool(name="fetch_order")(adapter_tools.get_order))
+    _image_tools(served)
+    calls = {
+        ("get_order", "10-42"): CORRECTABLE_HINT,
+        ("get_order", "503"): UNCORRECTABLE_HINT,
+        ("get_order", "13"): UNCORRECTABLE_HINT,
+        ("fetch_order", "bug"): UNCORRECTABLE_HINT,
+    }
+
+    async def call_all() -> list[MCPReceived]:
+        # "auto" dispatches to an in-process server directly; "legacy" runs the initialize
+        # handshake and JSON-RPC framing over memory streams.
+        async with Client(served, mode=mode) as client:
+            received = [
+                MCPReceived.from_result(await client.call_tool(tool, {"order_number": number}))
+                for tool, number in calls
+            ]
+            received.append(
+                MCPReceived.from_result(await client.call_tool("chart", {"month": "may"}))
+            )
+            return received
+
+    *failures, image = asyncio.run(call_all())
+    for (tool, number), received in zip(calls, failures, strict=True):
+        assert received.is_error
+        assert received.text.endswith(calls[tool, number])
+        assert received.text == call_mcp_tool(served, tool, {"order_number": number}).text
+    assert "fetch_order" in failures[-1].text
+    assert (image.is_error, image.text) == (False, "[image content]")

@@ -14,8 +14,17 @@ import subprocess
 import sys
 from typing import Any
 
+import adapter_tools
 import pytest
-from agents import Agent, FunctionTool, RunConfig, RunContextWrapper, Runner, function_tool
+from agents import (
+    Agent,
+    FunctionTool,
+    RunConfig,
+    RunContextWrapper,
+    Runner,
+    ToolOutputText,
+    function_tool,
+)
 from agents.items import ToolCallOutputItem
 from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.tool import _FunctionToolCancelledError, default_tool_error_function
@@ -165,7 +174,7 @@ def test_success_and_failure_share_one_channel_with_no_error_flag() -> None:
     sent, items = asyncio.run(two_calls())
     assert [sorted(item) for item in sent] == [["call_id", "output", "type"]] * 2
     ok, ko = sorted(sent, key=lambda item: item["call_id"], reverse=True)
-    assert ok["output"] == "{'number': '00000001', 'items': None}"  # the SDK's str() of a dict
+    assert ok["output"] == '{"items": null, "number": "00000001"}'  # the runner's text
     assert ko["output"].endswith(UNCORRECTABLE_HINT)
     # Only our code can tell them apart, by the output's type.
     failed = {item.call_id: isinstance(item.output, ToolFailureText) for item in items}
@@ -243,10 +252,10 @@ def test_the_formatter_is_total_over_a_broken_message() -> None:
 # --- success, sync and async, the schema -------------------------------------------------------
 
 
-def test_success_reaches_the_model_as_the_sdk_renders_it(order_tool: FunctionTool) -> None:
+def test_success_reaches_the_model_as_the_runners_text(order_tool: FunctionTool) -> None:
     received = run_through_agents(order_tool, {"order_number": "00000001", "include_items": True})
     assert received == AgentsReceived(
-        is_error=False, text="{'number': '00000001', 'items': []}", channel="function_call_output"
+        is_error=False, text='{"items": [], "number": "00000001"}', channel="function_call_output"
     )
 
 
@@ -254,7 +263,7 @@ def test_the_async_harness_runs_in_a_running_loop() -> None:
     received = asyncio.run(
         arun_through_agents(ASYNC_TOOL, {"order_number": "00000001", "include_items": False})
     )
-    assert received.text == "{'number': '00000001', 'items': None}"
+    assert received.text == '{"items": null, "number": "00000001"}'
     assert not received.is_error
 
 
@@ -296,13 +305,114 @@ def test_keyword_only_and_var_keyword_parameters_reach_the_tool() -> None:
     assert received.text == "1:blue:[('rank', 2)]"
 
 
-def test_a_tool_taking_the_sdk_context_is_refused() -> None:
-    def with_context(ctx: RunContextWrapper[None], order_number: str) -> str:
-        """Needs the run context."""
-        return order_number
+# --- the runner's options, the SDK's context and options, values ------------------------------
 
-    with pytest.raises(TypeError, match="takes the SDK's run context"):
-        nucleo_function_tool(with_context)
+
+def _run_with_context(tool: FunctionTool, arguments: dict[str, Any], context: Any) -> str:
+    async def main() -> str:
+        model = ScriptedModel(
+            [[function_call(tool.name, arguments, call_id="c1")], [assistant_message("done")]]
+        )
+        agent: Agent[Any] = Agent(name="shop", model=model, tools=[tool])
+        await Runner.run(agent, "go", context=context, run_config=RunConfig(tracing_disabled=True))
+        assert model.last_call is not None
+        assert isinstance(model.last_call.input, list)
+        [output] = [i for i in model.last_call.input if i.get("type") == "function_call_output"]
+        return str(output["output"])
+
+    return asyncio.run(main())
+
+
+def test_a_tool_taking_the_sdk_context_gets_it() -> None:
+    def with_context(ctx: RunContextWrapper[dict[str, str]], order_number: str) -> str:
+        """Needs the run context."""
+        if order_number == "0":
+            raise nucleo.InvalidInputException("order_number", order_number, "must be > 0")
+        return f"{ctx.context['shop']}:{order_number}"
+
+    tool = nucleo_function_tool(with_context)
+    assert list(tool.params_json_schema["properties"]) == ["order_number"]
+    assert _run_with_context(tool, {"order_number": "7"}, {"shop": "tea"}) == "tea:7"
+    failed = _run_with_context(tool, {"order_number": "0"}, {"shop": "tea"})
+    assert failed.startswith("The parameter 'order_number' got \"0\"")
+    assert failed.endswith(CORRECTABLE_HINT)
+
+
+def test_the_runner_options_reach_the_runner() -> None:
+    clock = nucleo.FakeClock()
+    flaky = adapter_tools.flaky_order()
+    received = run_through_agents(
+        nucleo_function_tool(flaky, retries=1, clock=clock), {"order_number": "1042"}
+    )
+    assert (received.is_error, received.text) == (False, '{"number": "1042", "status": "shipped"}')
+    assert flaky.state.calls == 2
+    assert clock.sleeps == [0.5]
+    timed = nucleo_function_tool(
+        adapter_tools.always_overloaded, timeout=30, retries=5, clock=nucleo.FakeClock()
+    )
+    received = run_through_agents(timed, {"order_number": "1"})
+    assert (received.is_error, received.text) == (True, adapter_tools.TIMEOUT_TEXT)
+    token = nucleo.CancelToken()
+    token.cancel()
+    received = run_through_agents(
+        nucleo_function_tool(adapter_tools.never_called, cancel=token), {"order_number": "1"}
+    )
+    assert (received.is_error, received.text) == (True, adapter_tools.CANCELLED_TEXT)
+
+
+def test_bad_runner_options_are_refused_when_the_tool_is_made() -> None:
+    with pytest.raises(TypeError, match=r"unknown option 'retry'.*retries"):
+        nucleo_function_tool(retry=3)  # type: ignore[call-overload]
+    with pytest.raises(ValueError, match="retries must be a whole number"):
+        nucleo_function_tool(retries=-1)
+    with pytest.raises(TypeError, match="disagree"):
+        nucleo_function_tool(name_override="a", name="b")
+
+
+@pytest.mark.nucleo(expect_leaks=True)
+def test_name_override_names_the_tool_and_its_failure_text() -> None:
+    tool = nucleo_function_tool(adapter_tools.get_order, name_override="fetch_order")
+    assert tool.name == "fetch_order"
+    received = run_through_agents(tool, {"order_number": "bug"})
+    assert received.is_error
+    assert received.text.startswith("A system error occurred in fetch_order.")
+
+
+def test_a_value_with_no_json_form_is_a_success_read_as_its_str() -> None:
+    received = run_through_agents(nucleo_function_tool(adapter_tools.chart), {"month": "may"})
+    assert (received.is_error, received.text) == (False, str(adapter_tools.Chart()))
+
+
+def test_the_sdk_s_own_outputs_are_passed_on() -> None:
+    def note(order_number: str) -> ToolOutputText:
+        """A note on an order."""
+        return ToolOutputText(text=f"note on {order_number}")
+
+    received = run_through_agents(nucleo_function_tool(note), {"order_number": "1"})
+    assert "note on 1" in received.text
+    assert not received.is_error
+
+
+def test_a_dict_reads_as_the_runner_s_text() -> None:
+    received = run_through_agents(
+        nucleo_function_tool(adapter_tools.order_dict), {"order_number": "1042"}
+    )
+    assert received.text == adapter_tools.ORDER_TEXT
+
+
+def test_is_enabled_and_needs_approval_are_the_sdk_s() -> None:
+    hidden = nucleo_function_tool(adapter_tools.get_order, is_enabled=False)
+    assert hidden.is_enabled is False
+    guarded = nucleo_function_tool(adapter_tools.get_order, needs_approval=True)
+
+    async def main() -> Any:
+        model = ScriptedModel([[function_call("get_order", {"order_number": "1"}, call_id="c1")]])
+        agent: Agent[None] = Agent(name="shop", model=model, tools=[guarded])
+        return await Runner.run(agent, "go", run_config=RunConfig(tracing_disabled=True))
+
+    result = asyncio.run(main())
+    [pending] = result.interruptions
+    assert pending.name == "get_order"
 
 
 def test_import_pytest_nucleo_imports_no_agents_sdk() -> None:

@@ -13,8 +13,9 @@ import subprocess
 import sys
 from typing import Any
 
+import adapter_tools
 import pytest
-from pydantic_ai import Agent, RunContext, Tool, UnexpectedModelBehavior
+from pydantic_ai import Agent, BinaryContent, RunContext, Tool, UnexpectedModelBehavior
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -141,7 +142,7 @@ def test_throttled_failure_says_how_long_to_wait(llm_snapshot: SnapshotAssertion
     assert received.text == llm_snapshot
 
 
-def test_success_returns_the_value_as_pydantic_ai_serializes_it(
+def test_success_reads_as_the_runners_text(
     llm_snapshot: SnapshotAssertion,
 ) -> None:
     received = call_through_agent(
@@ -150,8 +151,8 @@ def test_success_returns_the_value_as_pydantic_ai_serializes_it(
     assert received == ModelReceived(
         channel="success",
         is_error=False,
-        text='{"number":"12345678","items":true}',
-        wrapped_text='{"number":"12345678","items":true}',
+        text='{"items": true, "number": "12345678"}',
+        wrapped_text='{"items": true, "number": "12345678"}',
         part=received.part,
     )
     assert received.text == llm_snapshot
@@ -171,7 +172,7 @@ def test_the_wrapped_text_is_the_error_object_of_providers_without_an_error_chan
 def test_async_tool_under_the_async_harness(llm_snapshot: SnapshotAssertion) -> None:
     assert inspect.iscoroutinefunction(wrapped_aget_order)
     ok = asyncio.run(acall_through_agent(wrapped_aget_order, {"order_number": "12345678"}))
-    assert (ok.channel, ok.text) == ("success", '{"number":"12345678","items":false}')
+    assert (ok.channel, ok.text) == ("success", '{"items": false, "number": "12345678"}')
     retried = asyncio.run(acall_through_agent(wrapped_aget_order, {"order_number": "12-34"}))
     failed = asyncio.run(acall_through_agent(wrapped_aget_order, {"order_number": "99999999"}))
     assert (retried.channel, failed.channel) == ("retried", "failed")
@@ -240,12 +241,14 @@ def test_the_generated_schema_has_the_parameters_and_their_descriptions() -> Non
 
 def test_wrapping_twice_wraps_once() -> None:
     assert wrap_tool(wrapped_get_order) is wrapped_get_order
-    assert make_tool(wrapped_get_order).function is wrapped_get_order
+    # make_tool of a wrapped function wraps the function beneath: one runner per call.
+    assert make_tool(wrapped_get_order).function.__wrapped__.__wrapped__ is get_order
 
 
 def test_make_tool_passes_tool_options_and_refuses_a_context() -> None:
     built = make_tool(get_order, name="fetch_order", max_retries=3)
-    assert (built.name, built.max_retries, built.takes_ctx) == ("fetch_order", 3, False)
+    # takes_ctx: the Tool's function takes the RunContext, to see the tool's last attempt.
+    assert (built.name, built.max_retries, built.takes_ctx) == ("fetch_order", 3, True)
     received = call_through_agent(built, {"order_number": "00000000"})
     assert received.channel == "failed"
     assert received.part.tool_name == "fetch_order"
@@ -268,7 +271,6 @@ def star_args(*order_numbers: str) -> str:
 @pytest.mark.parametrize(
     ("func", "match"),
     [
-        (needs_context, "takes a RunContext"),
         (positional_only, "passed positionally"),
         (star_args, "passed positionally"),
     ],
@@ -398,3 +400,222 @@ def test_pydantic_ai_is_imported_only_with_the_adapter() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "True"]
+
+
+# --- second pass: context, the runner's options, the retry budget, values, provider models ----
+
+
+def test_a_tool_taking_run_context_gets_it_and_its_deps() -> None:
+    def with_deps(ctx: RunContext[str], order_number: str) -> str:
+        """Fetch an order of the shop in the deps."""
+        if order_number == "0":
+            raise nucleo.ExternalServiceException(ctx.deps, "closed")
+        return f"{ctx.deps}:{order_number}"
+
+    seen: list[ToolReturnPart] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1]
+        seen.extend(p for p in last.parts if isinstance(p, ToolReturnPart))
+        if len(seen) < 2:
+            number = "7" if not seen else "0"
+            return ModelResponse(
+                parts=[ToolCallPart(tool_name="with_deps", args={"order_number": number})]
+            )
+        return ModelResponse(parts=[TextPart("done")])
+
+    for registered in (wrap_tool(with_deps), make_tool(with_deps)):
+        seen.clear()
+        agent = Agent(FunctionModel(model), deps_type=str, tools=[registered])
+        assert asyncio.run(agent.run("go", deps="tea-shop")).output == "done"
+        assert next((p.outcome, p.model_response_str()) for p in seen) == ("success", "tea-shop:7")
+        assert seen[1].outcome == "failed"
+        assert (
+            seen[1]
+            .model_response_str(wrap_if_error=False)
+            .startswith("The external service tea-shop failed")
+        )
+
+
+def test_past_the_retry_budget_a_correctable_failure_is_a_failed_result_by_default() -> None:
+    model, seen = _retrying_model(attempts=3)
+    agent = Agent(model, tools=[make_tool(get_order)])  # pydantic-ai's budget: one retry
+    assert run(agent, "Fetch order 12-34.") == "gave up"
+    assert [p.outcome for p in seen] == ["retried", "failed", "failed"]
+    texts = {p.model_response_str(wrap_if_error=False) for p in seen}
+    assert len(texts) == 1
+    assert texts.pop().endswith(CORRECTABLE_HINT)
+    # The documented alternative: pydantic-ai's own rule, the run ends.
+    model, seen = _retrying_model(attempts=3)
+    agent = Agent(model, tools=[make_tool(get_order, past_retries="end run")])
+    with pytest.raises(UnexpectedModelBehavior, match="exceeded max retries count of 1"):
+        run(agent, "Fetch order 12-34.")
+    with pytest.raises(ValueError, match="past_retries must be one of"):
+        make_tool(get_order, past_retries="ignore")  # type: ignore[arg-type]
+
+
+def test_make_tool_timeout_is_the_runner_s_job_timeout() -> None:
+    built = make_tool(
+        adapter_tools.always_overloaded, timeout=30, retries=5, clock=nucleo.FakeClock()
+    )
+    assert built.timeout is None  # not pydantic-ai's "Timed out after ..." text
+    received = call_through_agent(built, {"order_number": "1"})
+    assert (received.channel, received.text) == ("failed", adapter_tools.TIMEOUT_TEXT)
+
+
+def test_the_runner_options_reach_the_runner() -> None:
+    clock = nucleo.FakeClock()
+    flaky = adapter_tools.flaky_order()
+    received = call_through_agent(
+        wrap_tool(retries=1, clock=clock)(flaky), {"order_number": "1042"}
+    )
+    assert (received.channel, received.text) == (
+        "success",
+        '{"number": "1042", "status": "shipped"}',
+    )
+    assert clock.sleeps == [0.5]
+    token = nucleo.CancelToken()
+    token.cancel()
+    received = call_through_agent(
+        make_tool(adapter_tools.never_called, cancel=token), {"order_number": "1"}
+    )
+    assert (received.channel, received.text) == ("failed", adapter_tools.CANCELLED_TEXT)
+    with pytest.raises(TypeError, match="timout"):  # Tool's own options are pydantic-ai's to check
+        make_tool(get_order, timout=3)
+    with pytest.raises(ValueError, match="retries must be a whole number"):
+        make_tool(get_order, retries=-1)
+
+
+@pytest.mark.nucleo(expect_leaks=True)
+def test_a_renamed_tool_s_text_names_the_name_the_model_called() -> None:
+    built = make_tool(adapter_tools.get_order, name="fetch_order")
+    received = call_through_agent(built, {"order_number": "bug"})
+    assert received.part.tool_name == "fetch_order"
+    assert received.text.startswith("A system error occurred in fetch_order.")
+
+
+def test_binary_content_reaches_the_model_natively() -> None:
+    def chart(month: str) -> BinaryContent:
+        """Draw the month's orders."""
+        return BinaryContent(data=b"\x89PNG...", media_type="image/png")
+
+    received = call_through_agent(wrap_tool(chart), {"month": "may"})
+    assert received.channel == "success"
+    files = [c for c in received.part.files if isinstance(c, BinaryContent)]
+    assert [f.media_type for f in files] == ["image/png"]
+    plain = call_through_agent(wrap_tool(adapter_tools.chart), {"month": "may"})
+    assert (plain.channel, plain.text) == ("success", str(adapter_tools.Chart()))
+
+
+def _provider_round_trip(kind: str, tool: Any, arguments: dict[str, Any]) -> dict[str, Any]:
+    """One tool call through the real OpenAI or Anthropic model class of pydantic-ai, its SDK
+    on a faked transport: returns the tool result as the provider's API receives it."""
+    import httpx2
+
+    bodies: list[dict[str, Any]] = []
+
+    def handle(request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        bodies.append(body)
+        first = len(bodies) == 1
+        if kind == "openai":
+            message: dict[str, Any] = (
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "call_1",
+                            "type": "function",
+                            "function": {"name": "get_order", "arguments": json.dumps(arguments)},
+                        }
+                    ],
+                }
+                if first
+                else {"role": "assistant", "content": "done"}
+            )
+            return httpx2.Response(
+                200,
+                json={
+                    "id": "x",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": "gpt-4o",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": message,
+                            "finish_reason": "tool_calls" if first else "stop",
+                        }
+                    ],
+                },
+            )
+        content: list[dict[str, Any]] = (
+            [{"type": "tool_use", "id": "toolu_1", "name": "get_order", "input": arguments}]
+            if first
+            else [{"type": "text", "text": "done"}]
+        )
+        return httpx2.Response(
+            200,
+            json={
+                "id": "msg",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": content,
+                "stop_reason": "tool_use" if first else "end_turn",
+                "usage": {"input_tokens": 1, "output_tokens": 1},
+            },
+        )
+
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(handle))
+    if kind == "openai":
+        from openai import AsyncOpenAI
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.openai import OpenAIProvider
+
+        client = AsyncOpenAI(api_key="test", http_client=http, max_retries=0)
+        model: Any = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(openai_client=client))
+    else:
+        from anthropic import AsyncAnthropic
+        from pydantic_ai.models.anthropic import AnthropicModel
+        from pydantic_ai.providers.anthropic import AnthropicProvider
+
+        aclient = AsyncAnthropic(api_key="test", http_client=http, max_retries=0)
+        model = AnthropicModel(
+            "claude-sonnet-4-5", provider=AnthropicProvider(anthropic_client=aclient)
+        )
+
+    async def main() -> str:
+        async with http:
+            # A small max_tokens: the Anthropic model then sends one request, not a stream.
+            agent = Agent(model, tools=[tool], model_settings={"max_tokens": 1024})
+            return (await agent.run("go")).output
+
+    assert asyncio.run(main()) == "done"
+    last = bodies[-1]["messages"]
+    if kind == "openai":
+        [sent] = [m for m in last if m["role"] == "tool"]
+        return {"text": sent["content"]}
+    [sent] = [
+        b
+        for m in last
+        if m["role"] == "user" and isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
+    text = sent["content"] if isinstance(sent["content"], str) else sent["content"][0]["text"]
+    return {"text": text, "is_error": sent.get("is_error", False)}
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_through_the_real_provider_models_the_text_arrives_exactly(kind: str) -> None:
+    tool = make_tool(get_order)
+    failed = _provider_round_trip(kind, tool, {"order_number": "00000000"})
+    expected = call_through_agent(tool, {"order_number": "00000000"})
+    if kind == "anthropic":
+        assert failed == {"text": expected.text, "is_error": True}
+    else:
+        assert failed == {"text": expected.wrapped_text}
+    ok = _provider_round_trip(kind, tool, {"order_number": "12345678"})
+    assert ok["text"] == '{"items": false, "number": "12345678"}'

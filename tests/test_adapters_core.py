@@ -177,3 +177,57 @@ def test_the_wrapper_carries_the_runners_name_for_the_tool() -> None:
     assert wrapped.__name__ == "lookup_order"
     with pytest.raises(Delivered, match="A system error occurred in lookup_order"):
         wrapped(order_number="bug")
+
+
+# --- the runner's options, the framework's context --------------------------------------------
+
+
+def test_runner_options_are_checked_when_the_tool_is_wrapped() -> None:
+    from pytest_nucleo.adapters._core import check_runner_options
+
+    with pytest.raises(TypeError, match=r"unknown option 'retry'; the runner's options are: name"):
+        check_runner_options({"retry": 1}, "mcp_tool")
+    with pytest.raises(TypeError, match=r"cancel must be a pytest_nucleo\.CancelToken"):
+        check_runner_options({"cancel": True}, "mcp_tool")
+    with pytest.raises(TypeError, match="clock must be a Clock"):
+        check_runner_options({"clock": object()}, "mcp_tool")
+    with pytest.raises(ValueError, match="timeout must be a finite number"):
+        check_runner_options({"timeout": -1}, "mcp_tool")
+    with pytest.raises(ValueError, match="text_limit must be"):
+        check_runner_options({"text_limit": 0}, "mcp_tool")
+    with pytest.raises(TypeError, match="limiters must be a list"):
+        check_runner_options({"limiters": 3}, "mcp_tool")
+    assert check_runner_options({"retries": 0, "name": "x"}, "mcp_tool") == {
+        "retries": 0,
+        "name": "x",
+    }
+
+
+def test_a_timeout_makes_the_wrapper_of_a_sync_tool_async() -> None:
+    wrapped = through_runner(get_order, deliver, options={"timeout": 5})
+    assert inspect.iscoroutinefunction(wrapped)
+    assert asyncio.run(wrapped("1")) == {"number": "1", "items": False}
+
+
+def test_the_framework_s_context_is_passed_on_and_hidden_from_the_runner() -> None:
+    def with_context(ctx: dict[str, str], order_number: str) -> str:
+        return f"{ctx['shop']}:{order_number}"
+
+    wrapped = through_runner(with_context, deliver, context=True)
+    assert wrapped({"shop": "tea"}, "7") == "tea:7"
+    assert wrapped({"shop": "tea"}, order_number="8") == "tea:8"
+    with pytest.raises(Delivered) as info:
+        wrapped({"shop": "tea"}, ctx="x", order_number="8")  # the model cannot send it
+    assert isinstance(info.value.result.exception, nucleo.InvalidInputException)
+
+
+def test_the_runner_s_text_unless_the_framework_has_a_native_form() -> None:
+    from pytest_nucleo.adapters._core import success_text, success_text_unless
+
+    on_success = success_text_unless(lambda value: isinstance(value, bytes))
+    assert through_runner(get_order, deliver, on_success=on_success)("1") == (
+        '{"items": false, "number": "1"}'
+    )
+    assert through_runner(lambda: b"png", deliver, on_success=on_success)() == b"png"
+    assert success_text({"b": 1, "a": 2}) == '{"a": 2, "b": 1}'
+    assert success_text("x" * 100, text_limit=40).startswith("x" * 30 + "\n\n[")

@@ -4,3 +4,7 @@ One module per framework (``pytest_nucleo.adapters.mcp``, ``.pydantic_ai``, ``.l
 ``.openai_agents``), each importing its framework only when it is imported itself; install the
 matching extra (``pytest-nucleo[mcp]`` and so on). ``import pytest_nucleo`` imports none of them.
 """
+
+from pytest_nucleo.adapters._core import RunnerOptions
+
+__all__ = ["RunnerOptions"]

@@ -3,25 +3,44 @@
 An adapter wraps a tool function once. The wrapper keeps the function's name, docstring and
 signature (frameworks build their argument schema from it), runs every call through
 :func:`run_tool` / :func:`arun_tool` (argument checks, limiters, retry signals, logging, and the
-SystemException text for anything outside the set), returns the value on success, and on
-failure calls the adapter's ``on_failure(result)``, which raises or returns whatever the
-framework's error channel is.
+SystemException text for anything outside the set) with the options the user gave the adapter
+(:class:`RunnerOptions`), hands a success to the adapter's ``on_success(result)`` and a failure
+to its ``on_failure(result)``, which raises or returns whatever the framework's error channel is.
+
+What a success reads as is decided once, here (:func:`success_text_unless`): the runner's text
+(a string as it is, anything else as sorted-key JSON, bounded by ``text_limit``), so a value
+reaches the model in the same shape under every framework, unless the framework has a native
+form for it (an image, a file, its own result object), which it then converts itself.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypedDict, TypeVar
 
-from pytest_nucleo._exceptions import InvalidInputException
+from pytest_nucleo._clock import Clock
+from pytest_nucleo._exceptions import InvalidInputException, check_seconds
+from pytest_nucleo.limits._limiter import RateLimiter
 from pytest_nucleo._runner import (
+    DEFAULT_BACKOFF,
+    DEFAULT_MAX_BACKOFF,
+    DEFAULT_RETRIES,
+    DEFAULT_TEXT_LIMIT,
+    CancelToken,
     ToolResult,
+    _bounded_success,
+    _check_limiters,
+    _check_options,
+    _check_text_limit,
     _log_failure,
     _missing,
     _name_of,
+    _NoJSONForm,
+    _serialize,
     arun_tool,
+    run_sync,
     run_tool,
 )
 
@@ -30,17 +49,126 @@ T = TypeVar("T")
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 OnFailure = Callable[[ToolResult], Any]
+OnSuccess = Callable[[ToolResult], Any]
 
 
-def through_runner(func: Callable[..., Any], on_failure: OnFailure) -> Callable[..., Any]:
+class RunnerOptions(TypedDict, total=False):
+    """The runner's per-tool options, as every adapter takes them (all optional).
+
+    ``name`` is the name the model calls the tool by and the one its failure texts use;
+    ``limiters``, ``retries``, ``backoff``, ``max_backoff``, ``clock``, ``cancel`` and
+    ``text_limit`` mean what they mean for :func:`~pytest_nucleo.run_tool`; ``timeout`` bounds
+    each call as for :func:`~pytest_nucleo.arun_tool` (a sync tool with a timeout runs in a
+    worker thread under the framework's async path).
+    """
+
+    name: str
+    limiters: Iterable[RateLimiter]
+    retries: int
+    backoff: float
+    max_backoff: float
+    timeout: float
+    cancel: CancelToken
+    clock: Clock
+    text_limit: int
+
+
+RUNNER_OPTIONS = tuple(RunnerOptions.__annotations__)
+
+
+def check_runner_options(options: Mapping[str, Any], where: str) -> RunnerOptions:
+    """``options`` checked once, when the tool is wrapped: an unknown name or a bad value is
+    refused then, not at the model's first call."""
+    unknown = sorted(set(options) - set(RUNNER_OPTIONS))
+    if unknown:
+        raise TypeError(
+            f"{where} got an unknown option {', '.join(map(repr, unknown))}; the runner's "
+            f"options are: {', '.join(RUNNER_OPTIONS)}"
+        )
+    checked: dict[str, Any] = dict(options)
+    name = checked.get("name")
+    if name is not None and not (isinstance(name, str) and name.strip()):
+        raise ValueError(f"name must be a non-empty string; got {name!r}")
+    if "limiters" in checked:
+        limiters = checked["limiters"]
+        if not isinstance(limiters, Iterable):
+            raise TypeError(
+                f"limiters must be a list of RateLimiter; got a {type(limiters).__name__}"
+            )
+        checked["limiters"] = _check_limiters(limiters)
+    _check_options(
+        checked.get("retries", DEFAULT_RETRIES),
+        checked.get("backoff", DEFAULT_BACKOFF),
+        checked.get("max_backoff", DEFAULT_MAX_BACKOFF),
+    )
+    check_seconds(checked.get("timeout"), "timeout")
+    _check_text_limit(checked.get("text_limit"))
+    cancel = checked.get("cancel")
+    if cancel is not None and not isinstance(cancel, CancelToken):
+        raise TypeError(
+            f"cancel must be a pytest_nucleo.CancelToken; got a {type(cancel).__name__}"
+        )
+    clock = checked.get("clock")
+    if clock is not None and not isinstance(clock, Clock):
+        raise TypeError(
+            "clock must be a Clock (monotonic, sleep, asleep and call_later: a SystemClock, a "
+            f"FakeClock or your own); got a {type(clock).__name__}"
+        )
+    return checked  # type: ignore[return-value]  # the keys were checked above
+
+
+def passing_value(result: ToolResult) -> Any:
+    """``on_success`` handing the tool's value to the framework unchanged."""
+    return result.value
+
+
+def success_text_unless(native: Callable[[object], bool]) -> OnSuccess:
+    """``on_success`` handing the framework the runner's text, or the value itself when
+    ``native(value)`` says the framework has its own form for it (an image, a file)."""
+
+    def deliver(result: ToolResult) -> Any:
+        return result.value if native(result.value) else result.text
+
+    return deliver
+
+
+def success_text(value: object, text_limit: int | None = None) -> str:
+    """The runner's text for a success ``value`` outside a call (a part of what a tool
+    returned): a string as it is, anything else as sorted-key JSON (``str()`` for a value with
+    no JSON form), cut in the middle past ``text_limit``."""
+    try:
+        text = _serialize(value)
+    except _NoJSONForm:
+        text = str(value)
+    return _bounded_success(text, DEFAULT_TEXT_LIMIT if text_limit is None else text_limit)
+
+
+def through_runner(
+    func: Callable[..., Any],
+    on_failure: OnFailure,
+    *,
+    on_success: OnSuccess = passing_value,
+    options: RunnerOptions | None = None,
+    context: bool = False,
+) -> Callable[..., Any]:
     """A wrapper of ``func`` (sync or async, like ``func``) that runs it through the runner.
 
     Frameworks call it with the model's arguments by name; code (and the Agents SDK) may pass
-    them by position too, as to ``func`` itself."""
+    them by position too, as to ``func`` itself. ``options`` are the runner's
+    (:func:`check_runner_options` them first); with a ``timeout`` the wrapper of a sync
+    ``func`` is async, since only :func:`arun_tool` can stop a call. With ``context`` the
+    wrapper's first positional argument is the framework's context object, passed on to
+    ``func`` as its first argument and hidden from the runner (it checks the model's
+    arguments only)."""
+    opts: dict[str, Any] = dict(options or {})
+    name = opts.pop("name", None) or _name_of(func)
+    timeout = opts.pop("timeout", None)
     try:
         parameters = list(inspect.signature(func).parameters.values())
     except (TypeError, ValueError):  # no signature to read: arguments go by name only
         parameters = []
+    if context and parameters:
+        parameters = parameters[1:]
     positional = [p.name for p in parameters if p.kind in _POSITIONAL]
     star = next((p.name for p in parameters if p.kind is inspect.Parameter.VAR_POSITIONAL), None)
 
@@ -62,27 +190,57 @@ def through_runner(func: Callable[..., Any], on_failure: OnFailure) -> Callable[
             raise TypeError(f"{_name_of(func)}() got multiple values for {', '.join(twice)}")
         return {**named, **kwargs}
 
+    def target(args: tuple[Any, ...]) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+        if not context:
+            return func, args
+        if not args:
+            raise TypeError(f"{name}() takes the framework's context as its first argument")
+        # The runner reads the tool's name, options and signature through a partial.
+        return functools.partial(func, args[0]), args[1:]
+
+    def outcome(result: ToolResult) -> Any:
+        return on_failure(result) if result.is_error else on_success(result)
+
     wrapper: Callable[..., Any]
-    if inspect.iscoroutinefunction(func):
+    if inspect.iscoroutinefunction(func) or timeout is not None:
 
         @functools.wraps(func)
         async def run_async(*args: Any, **kwargs: Any) -> Any:
-            result = await arun_tool(func, by_name(args, kwargs))
-            return on_failure(result) if result.is_error else result.value
+            tool, rest = target(args)
+            result = await arun_tool(
+                tool, by_name(rest, kwargs), name=name, timeout=timeout, str_fallback=True, **opts
+            )
+            return outcome(result)
 
         wrapper = run_async
     else:
 
         @functools.wraps(func)
         def run(*args: Any, **kwargs: Any) -> Any:
-            result = run_tool(func, by_name(args, kwargs))
-            return on_failure(result) if result.is_error else result.value
+            tool, rest = target(args)
+            result = run_tool(tool, by_name(rest, kwargs), name=name, str_fallback=True, **opts)
+            return outcome(result)
 
         wrapper = run
-    # Frameworks register a tool under its __name__: make it the runner's name (set with
-    # @tool(name=...)), the one the SystemException text uses, so the model sees one name.
-    wrapper.__name__ = _name_of(func)
+    # Frameworks register a tool under its __name__: make it the runner's name (the adapter's
+    # name=, else @tool(name=...)), the one the failure texts use, so the model sees one name.
+    wrapper.__name__ = name
     return wrapper
+
+
+def sync_entry(wrapper: Callable[..., Any]) -> Callable[..., Any]:
+    """A sync function running an async ``wrapper`` to its end, for a framework's sync path
+    (not under a running event loop, where the framework's async path is the one to use)."""
+
+    @functools.wraps(wrapper)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return run_sync(
+            lambda: wrapper(*args, **kwargs),
+            refusal=f"{wrapper.__name__} runs under a timeout: call it through the framework's "
+            "async path (ainvoke) under a running event loop",
+        )
+
+    return run
 
 
 # -- what several adapters need from the runner, in one place --------------------------------

@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any, NoReturn, overload
+from typing import Any, Literal, NoReturn, Unpack, overload
 
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
@@ -47,8 +47,18 @@ from pydantic import ValidationError
 
 from pytest_nucleo._exceptions import InvalidInputException
 from pytest_nucleo._message import message_of
-from pytest_nucleo._runner import ToolResult
-from pytest_nucleo.adapters._core import log_failure, schema_failure, through_runner, tool_name
+from pytest_nucleo._runner import ToolInfo, ToolResult
+from pytest_nucleo.adapters._core import (
+    OnSuccess,
+    RunnerOptions,
+    check_runner_options,
+    log_failure,
+    schema_failure,
+    success_text,
+    success_text_unless,
+    sync_entry,
+    through_runner,
+)
 
 __all__ = ["ToolCallReceived", "ainvoke_tool", "invoke_tool", "langchain_tool"]
 
@@ -78,7 +88,7 @@ def _tool_error_text(error: ToolException) -> str:
     return message_of(error) if error.args else "Tool execution error"
 
 
-def _validation_error_handler(func: Callable[..., Any]) -> Callable[[Any], str]:
+def _validation_error_handler(func: Callable[..., Any], name: str) -> Callable[[Any], str]:
     def handle(error: Any) -> str:
         failure = (
             schema_failure(inspect.signature(func), error.errors(include_url=False))
@@ -87,27 +97,89 @@ def _validation_error_handler(func: Callable[..., Any]) -> Callable[[Any], str]:
             else InvalidInputException("arguments", None, "must match the tool's parameters")
         )
         # The runner never saw this call, so log it as the runner would (WARNING, no stack).
-        log_failure(tool_name(func), failure)
+        log_failure(name, failure)
         return failure.explain_to_llm()
 
     return handle
 
 
-def _build(func: Callable[..., Any], description: str | None) -> StructuredTool:
+def _is_native(value: object) -> bool:
+    """Whether LangChain passes ``value`` on as its own: a message or a langgraph ``Command``,
+    which a tool returns to say exactly what the model (or the graph) gets."""
+    if isinstance(value, ToolMessage):
+        return True
+    kind = type(value)
+    return kind.__name__ == "Command" and kind.__module__.startswith("langgraph.")
+
+
+def _on_success(response_format: ResponseFormat, text_limit: int | None) -> OnSuccess:
+    plain = success_text_unless(_is_native)
+    if response_format == "content":
+        return plain
+
+    def content_and_artifact(result: ToolResult) -> Any:
+        value = result.value
+        if not (isinstance(value, tuple) and len(value) == 2):
+            raise ValueError(
+                f"a tool with response_format='content_and_artifact' returns a (content, "
+                f"artifact) pair; got a {type(value).__name__}"
+            )
+        content, artifact = value
+        # The model reads the content, in the runner's rendering; the artifact is for code.
+        return success_text(content, text_limit), artifact
+
+    return content_and_artifact
+
+
+ResponseFormat = Literal["content", "content_and_artifact"]
+
+
+def _text_limit(func: Callable[..., Any], options: RunnerOptions) -> int | None:
+    """The tool's limit on a success text, as the runner would read it (None: the default)."""
+    if "text_limit" in options:
+        return options["text_limit"]
+    info = ToolInfo.of(func)
+    return info.text_limit if info is not None else None
+
+
+def _build(
+    func: Callable[..., Any],
+    description: str | None,
+    response_format: ResponseFormat,
+    return_direct: bool,
+    args_schema: Any,
+    options: RunnerOptions,
+) -> StructuredTool:
     if not callable(func):
         raise TypeError(f"langchain_tool wraps a function; got a {type(func).__name__}")
-    wrapped = through_runner(func, _raise_failure)
+    if response_format not in ("content", "content_and_artifact"):
+        raise ValueError(
+            f"response_format must be 'content' or 'content_and_artifact'; got {response_format!r}"
+        )
+    wrapped = through_runner(
+        func,
+        _raise_failure,
+        on_success=_on_success(response_format, _text_limit(func, options)),
+        options=options,
+    )
     is_async = inspect.iscoroutinefunction(wrapped)
     return StructuredTool.from_function(
-        func=None if is_async else wrapped,
+        # A sync function under a timeout runs through the async runner: its sync path runs
+        # that to its end, so invoke and ainvoke both work.
+        func=None
+        if inspect.iscoroutinefunction(func)
+        else (sync_entry(wrapped) if is_async else wrapped),
         coroutine=wrapped if is_async else None,
-        # The runner's name (``@nucleo.tool(name=...)`` or ``__name__``): the one the
-        # SystemException text names, so the model sees one name for the tool.
-        name=tool_name(func),
+        # The runner's name (``name=``, ``@nucleo.tool(name=...)`` or ``__name__``): the one
+        # its failure texts use, so the model sees one name for the tool.
+        name=wrapped.__name__,
         # LangChain keeps a docstring's indentation; the model should read it clean.
         description=description if description is not None else inspect.getdoc(func),
+        response_format=response_format,
+        return_direct=return_direct,
+        args_schema=args_schema,
         handle_tool_error=_tool_error_text,
-        handle_validation_error=_validation_error_handler(func),
+        handle_validation_error=_validation_error_handler(func, wrapped.__name__),
     )
 
 
@@ -115,25 +187,48 @@ def _build(func: Callable[..., Any], description: str | None) -> StructuredTool:
 def langchain_tool(func: Callable[..., Any], /) -> StructuredTool: ...
 @overload
 def langchain_tool(
-    *, description: str | None = None
+    *,
+    description: str | None = None,
+    response_format: ResponseFormat = "content",
+    return_direct: bool = False,
+    args_schema: Any = None,
+    **options: Unpack[RunnerOptions],
 ) -> Callable[[Callable[..., Any]], StructuredTool]: ...
 def langchain_tool(
-    func: Callable[..., Any] | None = None, /, *, description: str | None = None
+    func: Callable[..., Any] | None = None,
+    /,
+    *,
+    description: str | None = None,
+    response_format: ResponseFormat = "content",
+    return_direct: bool = False,
+    args_schema: Any = None,
+    **options: Unpack[RunnerOptions],
 ) -> StructuredTool | Callable[[Callable[..., Any]], StructuredTool]:
     """Make a LangChain ``StructuredTool`` of a tool function whose failures reach the model.
 
-    ``@langchain_tool`` or ``@langchain_tool(description="...")``, over a sync or ``async def``
-    function. The tool's name is the runner's (``@nucleo.tool(name=...)`` beneath, else the
-    function's ``__name__``), its description the docstring (or ``description``), its argument
-    schema inferred by LangChain from the signature. A failure comes back as a ``ToolMessage``
-    with ``status="error"`` whose content is exactly ``explain_to_llm()``; a foreign exception
-    as the SystemException text. Limiters and the retry budget are the runner's: attach them
-    with ``@nucleo.tool`` beneath this decorator. To see what the model receives, use
+    ``@langchain_tool`` or ``@langchain_tool(description="...", retries=5, timeout=10)``, over
+    a sync or ``async def`` function. The tool's name is the runner's (``name=``, else
+    ``@nucleo.tool(name=...)`` beneath, else the function's ``__name__``), its description the
+    docstring (or ``description``), its argument schema inferred by LangChain from the
+    signature (or ``args_schema``). The keywords besides LangChain's own
+    (``response_format``, ``return_direct``, ``args_schema``) are the runner's options. A
+    success reads as the runner's text (a ``ToolMessage`` or langgraph ``Command`` the tool
+    returns is passed on as it is); with ``response_format="content_and_artifact"`` the tool
+    returns ``(content, artifact)`` and the content is rendered so. A failure comes back as a
+    ``ToolMessage`` with ``status="error"`` whose content is exactly ``explain_to_llm()``; a
+    foreign exception as the SystemException text. To see what the model receives, use
     :func:`invoke_tool` / :func:`ainvoke_tool`.
     """
-    if func is None:
-        return lambda target: _build(target, description)
-    return _build(func, description)
+    checked = check_runner_options(options, "langchain_tool")
+    if response_format not in ("content", "content_and_artifact"):
+        raise ValueError(
+            f"response_format must be 'content' or 'content_and_artifact'; got {response_format!r}"
+        )
+
+    def build(target: Callable[..., Any]) -> StructuredTool:
+        return _build(target, description, response_format, return_direct, args_schema, checked)
+
+    return build if func is None else build(func)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

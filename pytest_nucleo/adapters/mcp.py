@@ -17,6 +17,16 @@ imports ``mcp`` (``fastmcp`` is only touched when you pass one of its servers), 
   ``explain_to_llm()`` text; an exception outside the set comes back as the SystemException
   text, never its own message. The name, docstring and signature are kept, so the server builds
   the same input schema as for the bare function.
+  ``@mcp_tool(name="fetch_order", retries=5, timeout=10, limiters=[shop])`` takes the runner's
+  options (:class:`~pytest_nucleo.adapters.RunnerOptions`); ``name`` also names the tool for
+  the server, so the model calls it by the name its failure texts use. Give the name here, not
+  to ``@server.tool(name=...)``, which the wrapper beneath cannot see.
+
+  A success reads as the runner's text (a string as it is, anything else as sorted-key JSON,
+  bounded by ``text_limit``), the same under both servers and every other adapter. A tool
+  whose return annotation gives it an output schema also sends ``structuredContent``, built by
+  the server's own rules; MCP content (``Image``, ``Audio``, fastmcp's ``File``, content
+  blocks, a ``CallToolResult``) is handed to the server unchanged, which converts it natively.
 - :func:`call_mcp_tool` (and :func:`acall_mcp_tool` under a running event loop) calls a tool
   through the server's own in-memory client and returns an :class:`MCPReceived`: the error flag
   and the exact text the model reads, ready for ``assert received.text == llm_snapshot``.
@@ -38,15 +48,24 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, overload
 
 from mcp import Client
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolResult, TextContent
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
+from mcp.server.mcpserver.utilities.types import Audio, Image
+from mcp_types import (
+    AudioContent,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+)
 
 from pytest_nucleo._runner import ToolResult, run_sync
-from pytest_nucleo.adapters._core import through_runner
+from pytest_nucleo.adapters._core import RunnerOptions, check_runner_options, through_runner
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
@@ -72,21 +91,77 @@ def error_result(result: ToolResult) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=result.text)], is_error=True)
 
 
-def mcp_tool(func: F) -> F:
+_CONTENT = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
+
+
+def _is_mcp_content(value: object) -> bool:
+    """Whether the server has a native form for ``value``: content it converts itself."""
+    if isinstance(value, list | tuple):
+        return any(_is_mcp_content(item) for item in value)
+    if isinstance(value, (*_CONTENT, CallToolResult, Image, Audio, bytes)):
+        return True
+    # fastmcp's own media and result types, without importing fastmcp for a user of the SDK.
+    return type(value).__module__.startswith("fastmcp.") and type(value).__name__ in (
+        "Image",
+        "Audio",
+        "File",
+        "ToolResult",
+    )
+
+
+def _output_metadata(func: Callable[..., Any]) -> FuncMetadata | None:
+    """The server's view of the tool's output schema (from its return annotation), if any."""
+    try:
+        metadata = func_metadata(func)
+    except Exception:  # a signature the server itself will refuse at registration
+        return None
+    return metadata if metadata.output_schema is not None else None
+
+
+def _success(func: Callable[..., Any]) -> Callable[[ToolResult], Any]:
+    metadata = _output_metadata(func)
+
+    def deliver(result: ToolResult) -> Any:
+        if _is_mcp_content(result.value):
+            return result.value
+        if metadata is None:
+            return result.text
+        # A tool with an output schema must send structuredContent (clients validate it):
+        # built by the server's own rules, beside the runner's text.
+        converted = metadata.convert_result(result.value)
+        structured = getattr(converted, "structured_content", None)
+        return CallToolResult(
+            content=[TextContent(type="text", text=result.text)], structured_content=structured
+        )
+
+    return deliver
+
+
+@overload
+def mcp_tool(func: F, /) -> F: ...
+@overload
+def mcp_tool(**options: Unpack[RunnerOptions]) -> Callable[[F], F]: ...
+def mcp_tool(func: F | None = None, /, **options: Unpack[RunnerOptions]) -> F | Callable[[F], F]:
     """Wrap one tool function so its failures reach the model as MCP error results.
 
     Put it *under* the server's decorator (``@server.tool()`` of ``MCPServer`` or ``FastMCP``),
     or pass the wrapped function to ``server.add_tool``. Sync and ``async def`` tools both work;
-    the wrapper is of the same kind and keeps the name, docstring and signature (so the input
-    schema is the one the server builds for the bare function). On success the tool's value is
-    returned unchanged and the server converts it as usual; on failure the wrapper returns
-    :func:`error_result` of the runner's result. Wrapping twice wraps once.
+    the wrapper keeps the name, docstring and signature (so the input schema is the one the
+    server builds for the bare function). ``@mcp_tool(name=..., retries=..., timeout=...)``
+    sets the runner's options; ``name`` also renames the tool for the server. On success the
+    model reads the runner's text (MCP content is passed on as it is); on failure the wrapper
+    returns :func:`error_result` of the runner's result. Wrapping twice wraps once.
     """
-    if getattr(func, _WRAPPED_MARK, False):
-        return func
-    wrapped = through_runner(func, error_result)
-    setattr(wrapped, _WRAPPED_MARK, True)
-    return wrapped  # type: ignore[return-value]  # same signature, by functools.wraps
+    checked = check_runner_options(options, "mcp_tool")
+
+    def wrap(target: F) -> F:
+        if getattr(target, _WRAPPED_MARK, False):
+            return target
+        wrapped = through_runner(target, error_result, on_success=_success(target), options=checked)
+        setattr(wrapped, _WRAPPED_MARK, True)
+        return wrapped  # type: ignore[return-value]  # same signature, by functools.wraps
+
+    return wrap if func is None else wrap(func)
 
 
 @dataclass(frozen=True)

@@ -34,11 +34,12 @@ What the SDK can carry, and what it cannot (openai-agents 0.24):
   correctable :class:`~pytest_nucleo.InvalidInputException` for them, naming the parameter (or
   ``arguments`` for JSON that does not parse), rather than the SystemException text: the model
   can fix its arguments.
-- A success reaches the model as the SDK renders it (a ``str`` as is, the SDK's structured
-  outputs as such, anything else ``str(value)``), not as the runner's JSON text: success is the
-  framework's business.
-- A tool taking the SDK's ``RunContextWrapper`` / ``ToolContext`` first is refused: the runner
-  calls tools with the model's arguments only. A tool with ``**kwargs`` needs
+- A success reaches the model as the runner's text (a ``str`` as is, anything else as
+  sorted-key JSON, bounded by ``text_limit``), the same text as under every other adapter;
+  the SDK's own outputs (``ToolOutputText``, ``ToolOutputImage``, ``ToolOutputFileContent``)
+  are passed on for the SDK to convert.
+- A tool taking the SDK's ``RunContextWrapper`` / ``ToolContext`` first gets it; the runner
+  checks and passes the model's arguments only. A tool with ``**kwargs`` needs
   ``strict_mode=False`` (the SDK's rule).
 """
 
@@ -48,9 +49,18 @@ import asyncio
 import dataclasses
 import json
 from collections.abc import Callable, Mapping
-from typing import Any, overload
+from typing import Any, Unpack, overload
 
-from agents import Agent, FunctionTool, RunConfig, Runner, function_tool
+from agents import (
+    Agent,
+    FunctionTool,
+    RunConfig,
+    Runner,
+    ToolOutputFileContent,
+    ToolOutputImage,
+    ToolOutputText,
+    function_tool,
+)
 from agents.exceptions import ModelBehaviorError
 from agents.function_schema import FuncSchema, function_schema
 from agents.items import ToolCallOutputItem
@@ -68,7 +78,14 @@ from pytest_nucleo._exceptions import (
 )
 from pytest_nucleo._message import described
 from pytest_nucleo._runner import ToolResult, run_sync
-from pytest_nucleo.adapters._core import schema_failure, through_runner, tool_name
+from pytest_nucleo.adapters._core import (
+    RunnerOptions,
+    check_runner_options,
+    schema_failure,
+    success_text_unless,
+    through_runner,
+    tool_name,
+)
 
 _UNDER_A_LOOP = (
     "this harness cannot run under a running event loop: use `await arun_through_agents(...)`"
@@ -192,6 +209,16 @@ def failure_error_function(ctx: RunContextWrapper[Any], error: Exception) -> str
     return _failure_text(ctx, error, None)
 
 
+def _is_native(value: object) -> bool:
+    """Whether the SDK has its own form for ``value``: its text, image and file outputs."""
+    if isinstance(value, list | tuple):
+        return any(_is_native(item) for item in value)
+    return isinstance(value, ToolOutputText | ToolOutputImage | ToolOutputFileContent)
+
+
+_SUCCESS = success_text_unless(_is_native)
+
+
 @overload
 def nucleo_function_tool(func: Callable[..., Any], /) -> FunctionTool: ...
 @overload
@@ -199,6 +226,10 @@ def nucleo_function_tool(
     *,
     description: str | None = None,
     strict_mode: bool = True,
+    name_override: str | None = None,
+    is_enabled: Any = True,
+    needs_approval: Any = False,
+    **options: Unpack[RunnerOptions],
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 def nucleo_function_tool(
     func: Callable[..., Any] | None = None,
@@ -206,42 +237,58 @@ def nucleo_function_tool(
     *,
     description: str | None = None,
     strict_mode: bool = True,
+    name_override: str | None = None,
+    is_enabled: Any = True,
+    needs_approval: Any = False,
+    **options: Unpack[RunnerOptions],
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a tool function an Agents SDK ``FunctionTool`` whose failures the model understands.
 
     ``@nucleo_function_tool`` or ``@nucleo_function_tool(description=...)`` on a ``def`` or
     ``async def``; pass the result in ``Agent(tools=[...])``. The SDK builds the description
     (default: the docstring, with its ``Args:`` section as parameter descriptions) and the
-    parameter schema from the function. The name is the runner's: ``@tool(name=...,
-    limiters=[...])`` under this decorator names the tool for both the SDK and the
-    SystemException text, else the function's ``__name__``. Calls run through the runner;
-    failures reach the model through :func:`failure_error_function`.
+    parameter schema from the function. The name is the runner's: ``name_override`` (or the
+    runner option ``name``), else ``@tool(name=...)`` under this decorator, else the function's
+    ``__name__``; the SDK and the failure texts use the same one. Calls run through the runner
+    with its options (``retries``, ``timeout``, ``cancel``, ``clock``, ``limiters``, ...);
+    failures reach the model through :func:`failure_error_function`. ``is_enabled`` and
+    ``needs_approval`` are the SDK's, passed on. A tool taking the SDK's ``RunContextWrapper``
+    or ``ToolContext`` first gets it; the runner checks the model's arguments only.
 
     Use the SDK's own ``function_tool`` with ``failure_error_function=failure_error_function``
     instead only when the tool must not run through the runner.
     """
+    if name_override is not None and "name" in options and options["name"] != name_override:
+        raise TypeError(
+            f"name_override={name_override!r} and name={options['name']!r} disagree: give one"
+        )
+    checked = check_runner_options(
+        {**options, **({"name": name_override} if name_override is not None else {})},
+        "nucleo_function_tool",
+    )
 
     def make(target: Callable[..., Any]) -> FunctionTool:
-        # One name for the SDK and the runner (which names the tool in the SystemException text).
-        name = tool_name(target)
-        # The runner calls a tool with the model's arguments only: one that takes the SDK's
-        # context first would silently be called without it.
+        # One name for the SDK and the runner (which names the tool in its failure texts).
+        name = checked.get("name") or tool_name(target)
         schema = function_schema(target, name_override=name, strict_json_schema=strict_mode)
-        if schema.takes_context:
-            raise TypeError(
-                f"{name} takes the SDK's run context; nucleo_function_tool supports tools "
-                "that take the model's arguments only"
-            )
 
         def failure_text(ctx: RunContextWrapper[Any], error: Exception) -> str:
             return _failure_text(ctx, error, schema)
 
         return function_tool(
-            through_runner(target, _raise_failure),
+            through_runner(
+                target,
+                _raise_failure,
+                on_success=_SUCCESS,
+                options={**checked, "name": name},
+                context=schema.takes_context,
+            ),
             name_override=name,
             description_override=description,
             failure_error_function=failure_text,
             strict_mode=strict_mode,
+            is_enabled=is_enabled,
+            needs_approval=needs_approval,
         )
 
     return make if func is None else make(func)

@@ -15,10 +15,11 @@ read in its source and pinned by ``tests/test_adapter_pydantic_ai.py``):
 
 - a correctable failure raises ``ModelRetry(explain_to_llm())``: pydantic-ai answers the call with
   a ``ToolReturnPart`` whose ``outcome`` is ``'retried'`` and whose content is exactly that text.
-  It counts against the tool's retry budget (``max_retries``, the agent's ``retries``, default 1):
-  one more correctable failure than the budget allows ends the run with pydantic-ai's
-  ``UnexpectedModelBehavior``. Raise the budget (``make_tool(f, max_retries=3)``) for tools the
-  model is expected to get wrong more than once.
+  It counts against the tool's retry budget (``max_retries``, the agent's ``retries``, default 1).
+  On the tool's last attempt a :func:`make_tool` tool raises ``ToolFailed`` with the same text
+  instead, so the model reads it and the run goes on (``past_retries``, see :data:`PastRetries`);
+  a plain :func:`wrap_tool` function cannot see its attempts, and one more correctable failure
+  than the budget allows ends the run with pydantic-ai's ``UnexpectedModelBehavior``.
 - an uncorrectable failure raises ``ToolFailed(explain_to_llm())``: ``outcome='failed'``, content
   exactly that text, no retry budget used.
 - anything outside the set (a ``KeyError``, a bug) becomes the SystemException text ("A system
@@ -32,6 +33,10 @@ sends the content as is; the others (OpenAI, Mistral, Groq, ...) send the JSON t
 ``{"error":"<text>"}``, and Google sends ``{"error": <text>}`` as a structured object.
 :class:`ModelReceived` gives both texts.
 
+A success reads as the runner's text (the same under every adapter); ``BinaryContent``, file
+URLs and ``ToolReturn`` are handed to pydantic-ai unchanged. A tool taking ``RunContext`` first
+gets it; the runner checks and passes the model's arguments only.
+
 Limitation: arguments that do not fit the tool's schema never reach the runner. pydantic-ai
 validates them first and answers on the ``'retried'`` channel with pydantic's validation errors
 (a JSON list), not with :class:`~pytest_nucleo.InvalidInputException`'s text.
@@ -40,25 +45,35 @@ validates them first and answers on the ``'retried'`` channel with pydantic's va
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, NoReturn, TypeVar, cast
+from typing import Any, Literal, NoReturn, TypeVar, Unpack, cast, overload
 
 from pydantic_ai import Agent, ModelRetry, RunContext, Tool, ToolFailed, capture_run_messages
 from pydantic_ai.messages import (
     ERROR_OUTCOMES,
+    BinaryContent,
+    FileUrl,
     ModelMessage,
     ModelRequest,
     ModelResponse,
     TextPart,
     ToolCallPart,
+    ToolReturn,
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from pytest_nucleo._runner import ToolResult, run_sync
-from pytest_nucleo.adapters._core import through_runner
+from pytest_nucleo.adapters._core import (
+    RUNNER_OPTIONS,
+    RunnerOptions,
+    check_runner_options,
+    success_text_unless,
+    through_runner,
+)
 
 _UNDER_A_LOOP = (
     "this harness cannot run under a running event loop: use `await acall_through_agent(...)`"
@@ -88,64 +103,180 @@ def _deliver(result: ToolResult) -> NoReturn:
     raise ToolFailed(result.text) from failure
 
 
-def _check_signature(func: Callable[..., Any]) -> None:
-    """Refuse, at wrap time, signatures pydantic-ai would call positionally.
+def _is_native(value: object) -> bool:
+    """Whether pydantic-ai has its own form for ``value``: files, images, a ``ToolReturn``."""
+    if isinstance(value, list | tuple):
+        return any(_is_native(item) for item in value)
+    return isinstance(value, BinaryContent | FileUrl | ToolReturn)
+
+
+_SUCCESS = success_text_unless(_is_native)
+
+PastRetries = Literal["tool failed", "end run"]
+"""What a correctable failure does once the tool's retry budget is spent: ``"tool failed"``
+(the default) answers the call on the failed channel, with the same text, so the model reads
+it and the run goes on; ``"end run"`` keeps pydantic-ai's own rule, ``UnexpectedModelBehavior``
+ending the run."""
+
+
+def _takes_run_context(func: Callable[..., Any]) -> bool:
+    parameters = list(inspect.signature(func).parameters.values())
+    if not parameters:
+        return False
+    try:
+        first = typing.get_type_hints(func).get(parameters[0].name)
+    except Exception:  # unresolvable annotations: pydantic-ai will report them itself
+        first = None
+    return first is RunContext or typing.get_origin(first) is RunContext
+
+
+def _check_signature(func: Callable[..., Any]) -> bool:
+    """Refuse, at wrap time, signatures pydantic-ai would call positionally; say whether the
+    tool takes pydantic-ai's ``RunContext`` first (passed on to it, never to the runner).
 
     pydantic-ai passes ``RunContext``, positional-only parameters and ``*args`` positionally, and
     the runner takes the named arguments a model sends; a mismatch would otherwise surface only
     when the model calls the tool, as a crash of the run.
     """
     name = getattr(func, "__qualname__", repr(func))
-    parameters = list(inspect.signature(func).parameters.values())
+    takes_ctx = _takes_run_context(func)
+    parameters = list(inspect.signature(func).parameters.values())[1 if takes_ctx else 0 :]
     for parameter in parameters:
         if parameter.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.VAR_POSITIONAL):
             raise TypeError(
                 f"{name}: parameter {parameter.name!r} is passed positionally by pydantic-ai; "
                 "a wrapped tool takes named parameters only (use a list parameter for *args)"
             )
-    if parameters:
-        try:
-            first = typing.get_type_hints(func).get(parameters[0].name)
-        except Exception:  # unresolvable annotations: pydantic-ai will report them itself
-            first = None
-        if first is RunContext or typing.get_origin(first) is RunContext:
-            raise TypeError(
-                f"{name}: takes a RunContext; a wrapped tool is a plain tool "
-                "(register it with tool_plain), since the runner calls it with the model's "
-                "arguments only"
-            )
+    return takes_ctx
 
 
-def wrap_tool(func: F) -> F:
+def _past_the_budget(ctx: RunContext[Any], retry: ModelRetry) -> Exception:
+    """The failure to raise for a correctable one on the tool's last attempt: the same text on
+    the failed channel, which spends no budget, so the model reads it instead of a crash."""
+    if not ctx.last_attempt:
+        return retry
+    failed = ToolFailed(retry.message)
+    failed.__cause__ = retry.__cause__
+    return failed
+
+
+def _with_budget_check(
+    inner: Callable[..., Any], func: Callable[..., Any], takes_ctx: bool
+) -> Callable[..., Any]:
+    """A wrapper taking pydantic-ai's ``RunContext`` first (the tool may not), to know when a
+    correctable failure comes on the tool's last attempt."""
+    if inspect.iscoroutinefunction(inner):
+
+        @functools.wraps(inner)
+        async def checked_async(ctx: RunContext[Any], /, *args: Any, **kwargs: Any) -> Any:
+            try:
+                if takes_ctx:
+                    return await inner(ctx, *args, **kwargs)
+                return await inner(*args, **kwargs)
+            except ModelRetry as retry:
+                raise _past_the_budget(ctx, retry) from retry.__cause__
+
+        wrapper: Callable[..., Any] = checked_async
+    else:
+
+        @functools.wraps(inner)
+        def checked(ctx: RunContext[Any], /, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return inner(ctx, *args, **kwargs) if takes_ctx else inner(*args, **kwargs)
+            except ModelRetry as retry:
+                raise _past_the_budget(ctx, retry) from retry.__cause__
+
+        wrapper = checked
+    if not takes_ctx:
+        # pydantic-ai reads the schema from this signature, dropping the first parameter.
+        signature = inspect.signature(func)
+        # No annotation: the wrapper's type hints are the tool's, and pydantic-ai skips an
+        # unannotated first parameter of a tool taking the context.
+        context = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_ONLY)
+        wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[context, *signature.parameters.values()]
+        )
+    return wrapper
+
+
+def _wrap(func: Callable[..., Any], options: RunnerOptions) -> tuple[Callable[..., Any], bool]:
+    if not callable(func):
+        raise TypeError(f"a pydantic-ai tool wraps a function; got a {type(func).__name__}")
+    takes_ctx = _check_signature(func)
+    wrapper = through_runner(
+        func, _deliver, on_success=_SUCCESS, options=options, context=takes_ctx
+    )
+    return wrapper, takes_ctx
+
+
+@overload
+def wrap_tool(func: F, /) -> F: ...
+@overload
+def wrap_tool(**options: Unpack[RunnerOptions]) -> Callable[[F], F]: ...
+def wrap_tool(func: F | None = None, /, **options: Unpack[RunnerOptions]) -> F | Callable[[F], F]:
     """Wrap a tool function once for pydantic-ai; use as a decorator.
 
     The result keeps the function's name, docstring and signature (pydantic-ai builds the tool's
     JSON schema and description from them), is sync or async like the function, and runs every
     call through the runner: correctable failures go to ``ModelRetry``, uncorrectable ones and
     anything outside the set to ``ToolFailed``, always with the ``explain_to_llm()`` text.
-    Register it with ``Agent(tools=[f])`` or ``agent.tool_plain(f)``; for tool options use
-    :func:`make_tool`. Wrapping a wrapped function returns it unchanged. Raises ``TypeError`` for
-    a function taking ``RunContext``, positional-only parameters or ``*args``.
+    A tool taking ``RunContext`` first gets it (and so ``ctx.deps``); register it with
+    ``Agent(tools=[f])`` or ``agent.tool``, a plain one with ``agent.tool_plain``.
+    ``@wrap_tool(retries=..., timeout=..., name=...)`` sets the runner's options (with a
+    ``timeout`` the wrapper is async). For pydantic-ai's ``Tool`` options, and to answer a
+    correctable failure past the retry budget as a failed call, use :func:`make_tool`.
+    Wrapping a wrapped function returns it unchanged. Raises ``TypeError`` for positional-only
+    parameters or ``*args``.
     """
-    if getattr(func, _WRAPPED, False):
-        return func
-    _check_signature(func)
-    wrapper = through_runner(func, _deliver)
-    setattr(wrapper, _WRAPPED, True)
-    return cast(F, wrapper)
+    checked = check_runner_options(options, "wrap_tool")
+
+    def wrap(target: F) -> F:
+        if getattr(target, _WRAPPED, False):
+            return target
+        wrapper, _ = _wrap(target, checked)
+        setattr(wrapper, _WRAPPED, True)
+        return cast(F, wrapper)
+
+    return wrap if func is None else wrap(func)
 
 
-def make_tool(func: Callable[..., Any], **options: Any) -> Tool[Any]:
-    """A ``pydantic_ai.Tool`` for ``func``, wrapped with :func:`wrap_tool`.
+def make_tool(
+    func: Callable[..., Any],
+    *,
+    past_retries: PastRetries = "tool failed",
+    **options: Any,
+) -> Tool[Any]:
+    """A ``pydantic_ai.Tool`` for ``func``, run through the runner like :func:`wrap_tool`.
 
-    Use it instead of :func:`wrap_tool` to set ``Tool`` options, passed through as keywords:
-    ``max_retries`` above all (a correctable failure spends one retry; past the budget pydantic-ai
-    ends the run), ``name``, ``description``, ``strict``, ``timeout``. ``takes_ctx`` is always
-    False.
+    Keywords are the runner's options (``name``, ``retries``, ``backoff``, ``max_backoff``,
+    ``timeout``, ``cancel``, ``clock``, ``limiters``, ``text_limit``) and ``Tool``'s own
+    (``max_retries``, ``description``, ``strict``, ...). ``name`` names the tool for both, so the
+    model reads the name it called; ``timeout`` is the runner's (the call ends as
+    :class:`~pytest_nucleo.JobTimeoutException`, its text with its hint line), not
+    pydantic-ai's. ``max_retries`` is pydantic-ai's budget of correctable failures; past it,
+    ``past_retries`` decides (:data:`PastRetries`, default ``"tool failed"``). ``takes_ctx``
+    is worked out from the function: a ``RunContext`` first parameter is passed on.
     """
     if "takes_ctx" in options:
-        raise TypeError("make_tool builds plain tools: takes_ctx cannot be set")
-    return Tool(wrap_tool(func), takes_ctx=False, **options)
+        raise TypeError(
+            "make_tool works out takes_ctx itself (a RunContext first parameter is passed on): "
+            "leave it out"
+        )
+    if past_retries not in typing.get_args(PastRetries):
+        raise ValueError(
+            f"past_retries must be one of {', '.join(map(repr, typing.get_args(PastRetries)))}; "
+            f"got {past_retries!r}"
+        )
+    runner = {key: options.pop(key) for key in RUNNER_OPTIONS if key in options}
+    checked = check_runner_options(runner, "make_tool")
+    if "name" in checked:
+        options["name"] = checked["name"]
+    if getattr(func, _WRAPPED, False):
+        func = func.__wrapped__  # type: ignore[attr-defined]  # set by functools.wraps
+    wrapper, takes_ctx = _wrap(func, checked)
+    if past_retries == "end run":
+        return Tool(wrapper, takes_ctx=takes_ctx, **options)
+    return Tool(_with_budget_check(wrapper, func, takes_ctx), takes_ctx=True, **options)
 
 
 Channel = Literal["success", "retried", "failed"]

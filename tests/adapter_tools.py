@@ -1,0 +1,89 @@
+"""Tools the adapter tests share: one per runner option and per kind of success value.
+
+Each factory makes a fresh tool (and its state) for one test, so nothing leaks between tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest_nucleo as nucleo
+
+SECRET = "sk-live-0123456789abcdefABCDEF"
+
+
+class Flaky:
+    """An order look-up that is overloaded on its first call and answers on the next."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, order_number: str) -> dict[str, Any]:
+        """Look an order up."""
+        self.calls += 1
+        if self.calls == 1:
+            raise nucleo.OverloadRetryException()
+        return {"number": order_number, "status": "shipped"}
+
+
+def flaky_order() -> Any:
+    """A plain function (frameworks read its signature) over a fresh :class:`Flaky`."""
+    state = Flaky()
+
+    def lookup_order(order_number: str) -> dict[str, Any]:
+        """Look an order up."""
+        return state(order_number)
+
+    lookup_order.state = state  # type: ignore[attr-defined]
+    return lookup_order
+
+
+async def always_overloaded(order_number: str) -> str:
+    """Look an order up on a shop that is always overloaded (asks for 20 s each time)."""
+    await asyncio.sleep(0)
+    raise nucleo.OverloadRetryException(retry_after=20)
+
+
+def never_called(order_number: str) -> str:
+    """A look-up the runner must not start (its cancel token is already cancelled)."""
+    raise AssertionError("called although cancelled")
+
+
+class Chart:
+    """A value with no JSON form and a ``__str__``: what the frameworks render with str()."""
+
+    def __str__(self) -> str:
+        return "chart of 3 orders: 1042, 1043, 1044"
+
+
+def chart(month: str) -> Any:
+    """Draw the month's orders."""
+    return Chart()
+
+
+def leaky(order_number: str) -> str:
+    """Fetch an order; a bug puts a secret in the message of a foreign exception."""
+    raise KeyError(f"token {SECRET}")
+
+
+def get_order(order_number: str) -> str:
+    """Fetch one order by its number (renamed by the tests)."""
+    if order_number == "bug":
+        return {}["eta"]  # type: ignore[no-any-return]  # a bug: a foreign KeyError
+    return f"order {order_number}"
+
+
+ORDER = {"number": "1042", "items": ["kettle", "tea"], "total": 12.5}
+
+
+def order_dict(order_number: str) -> dict[str, Any]:
+    """Fetch one order as a dict."""
+    return dict(ORDER, number=order_number)
+
+
+ORDER_TEXT = '{"items": ["kettle", "tea"], "number": "1042", "total": 12.5}'
+"""The runner's text for :data:`ORDER`: what the model reads under every framework."""
+
+TIMEOUT_TEXT = nucleo.JobTimeoutException(30).explain_to_llm()
+CANCELLED_TEXT = nucleo.JobCancelledException().explain_to_llm()

@@ -1,0 +1,107 @@
+"""No secret reaches stderr through the logging each framework installs.
+
+Handlers such as rich's rebuild a traceback from the exception object itself (each level's
+``str()``), past any masking of the formatted text, so the runner logs a masked copy. Each test
+runs one call of a tool whose foreign exception carries a secret, in a fresh interpreter with
+the framework's usual logging set up, and reads stderr: the traceback is there (so the test
+can fail), the secret is not.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from adapter_tools import SECRET
+
+TESTS = str(Path(__file__).parent)
+
+LEAKY = '''
+def leaky(order_number: str) -> str:
+    """Fetch an order; a bug puts a secret in a foreign exception."""
+    raise KeyError("token sk-live-0123456789abcdefABCDEF")
+'''
+
+RICH_ROOT = """
+import logging
+from rich.console import Console
+from rich.logging import RichHandler
+logging.basicConfig(level="INFO", handlers=[RichHandler(console=Console(stderr=True, width=200), rich_tracebacks=True)])
+"""
+
+SCRIPTS = {
+    # MCPServer() installs rich tracebacks on the root logger itself.
+    "mcpserver": """
+from mcp.server.mcpserver import MCPServer
+from pytest_nucleo.adapters.mcp import call_mcp_tool, mcp_tool
+server = MCPServer("shop")
+server.tool()(mcp_tool(leaky))
+print(call_mcp_tool(server, "leaky", {"order_number": "1"}).is_error)
+""",
+    # fastmcp's own rich logging, applied to the root logger the runner's records reach.
+    "fastmcp": """
+import logging, fastmcp
+from fastmcp.utilities.logging import configure_logging
+from pytest_nucleo.adapters.mcp import call_mcp_tool, mcp_tool
+configure_logging(logger=logging.getLogger(), enable_rich_tracebacks=True)
+server = fastmcp.FastMCP("shop")
+server.tool()(mcp_tool(leaky))
+print(call_mcp_tool(server, "leaky", {"order_number": "1"}).is_error)
+""",
+    # uvicorn's logging config (an MCP or agent server behind uvicorn), its handler on root.
+    "uvicorn": """
+import copy, logging.config
+from uvicorn.config import LOGGING_CONFIG
+config = copy.deepcopy(LOGGING_CONFIG)
+config["handlers"]["default"]["stream"] = "ext://sys.stderr"
+config["root"] = {"handlers": ["default"], "level": "INFO"}
+logging.config.dictConfig(config)
+from mcp.server.mcpserver import MCPServer
+from pytest_nucleo.adapters.mcp import call_mcp_tool, mcp_tool
+server = MCPServer("shop", log_level="CRITICAL")
+server.tool()(mcp_tool(leaky))
+print(call_mcp_tool(server, "leaky", {"order_number": "1"}).is_error)
+""",
+    "pydantic-ai": RICH_ROOT
+    + """
+from pytest_nucleo.adapters.pydantic_ai import call_through_agent, make_tool
+print(call_through_agent(make_tool(leaky), {"order_number": "1"}).is_error)
+""",
+    "langchain": RICH_ROOT
+    + """
+from langchain_core.globals import set_debug
+from pytest_nucleo.adapters.langchain import invoke_tool, langchain_tool
+set_debug(True)
+print(invoke_tool(langchain_tool(leaky), {"order_number": "1"}).is_error)
+""",
+    "openai-agents": RICH_ROOT
+    + """
+from agents import enable_verbose_stdout_logging
+from pytest_nucleo.adapters.openai_agents import nucleo_function_tool, run_through_agents
+enable_verbose_stdout_logging()
+print(run_through_agents(nucleo_function_tool(leaky), {"order_number": "1"}).is_error)
+""",
+}
+
+
+@pytest.mark.parametrize("framework", sorted(SCRIPTS))
+def test_no_secret_reaches_stderr_through_the_framework_s_logging(framework: str) -> None:
+    code = textwrap.dedent(LEAKY) + SCRIPTS[framework]
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=TESTS,
+        # Offline: the Agents SDK would otherwise start its trace exporter.
+        env={**os.environ, "OPENAI_AGENTS_DISABLE_TRACING": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "True" in done.stdout.split()  # the call failed, as a result
+    assert "KeyError" in done.stderr  # the traceback was logged, cause included
+    assert "tool leaky failed" in done.stderr
+    assert SECRET not in done.stderr + done.stdout
+    assert SECRET[8:] not in done.stderr + done.stdout
