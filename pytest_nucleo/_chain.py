@@ -96,7 +96,7 @@ def _detached(found: E) -> E:
 
 
 def foreign_failure(
-    member: BaseException, component: str
+    member: BaseException, component: str, service: str | None = None
 ) -> LLMReadableException | UpstreamRetryException | None:
     """What one exception of a provider SDK or an HTTP client means, or None for any other.
 
@@ -106,18 +106,21 @@ def foreign_failure(
     from ._clients._recognise import client_failure
     from ._providers._rules import from_provider_error
 
-    return from_provider_error(member) or client_failure(member, component)
+    return from_provider_error(member) or client_failure(member, component, service)
 
 
-def recognise_foreign(exc: BaseException, component: str = DEFAULT_COMPONENT) -> BaseException:
+def recognise_foreign(
+    exc: BaseException, component: str = DEFAULT_COMPONENT, service: str | None = None
+) -> BaseException:
     """``exc``, or what the first foreign exception in its chain means when the chain holds no
     LLM-readable exception or retry signal before it (an ``openai.RateLimitError`` becomes a
-    RateLimitRetryException, an ``httpx2.ConnectError`` an ExternalServiceException). The
-    result's cause is ``exc``, so the whole original chain stays behind it."""
+    RateLimitRetryException, an ``httpx2.ConnectError`` an ExternalServiceException, named
+    after ``service`` when given, else after the request's host). The result's cause is
+    ``exc``, so the whole original chain stays behind it."""
     for member in iter_chain(exc):
         if isinstance(member, LLMReadableException | UpstreamRetryException):
             return exc
-        found = foreign_failure(member, component)
+        found = foreign_failure(member, component, service)
         if found is not None:
             found.__cause__ = exc
             return found
@@ -131,7 +134,7 @@ def _raise_signal(exc: BaseException) -> None:
 
 
 def unwrap(
-    exc: BaseException, *, component: str = DEFAULT_COMPONENT
+    exc: BaseException, *, component: str = DEFAULT_COMPONENT, service: str | None = None
 ) -> LLMReadableCheckedException:
     """Keep the first LLM-readable exception in the chain of ``exc``; make anything else a
     :class:`SystemException` naming ``component``, whose technical message is the deepest
@@ -145,10 +148,10 @@ def unwrap(
     made with a parameter the model sent, use :func:`wrap_with_context` instead.
 
     A bare HTTP client or provider SDK error means what it says (see ``recognise_foreign``): a
-    refused ``requests`` connection is an ExternalServiceException naming the request's host,
-    an ``openai.RateLimitError`` a retry signal.
+    refused ``requests`` connection is an ExternalServiceException naming ``service`` (default:
+    the request's host), an ``openai.RateLimitError`` a retry signal.
     """
-    exc = recognise_foreign(exc, component)
+    exc = recognise_foreign(exc, component, service)
     _raise_signal(exc)
     found = find_in_chain(exc, LLMReadableException)
     if found is None:
@@ -181,7 +184,7 @@ def wrap_with_context(
     Retry signals in the chain are raised as themselves. The result's cause is ``exc``.
     For failures not tied to one parameter, use :func:`unwrap`.
     """
-    exc = recognise_foreign(exc, service_name)
+    exc = recognise_foreign(exc, service_name, service_name)
     _raise_signal(exc)
     found = find_in_chain(exc, LLMReadableException)
     wrapped: LLMReadableCheckedException
@@ -280,14 +283,15 @@ class _Translating:
 
 
 class _Unwrapping(_Translating):
-    def __init__(self, component: str | None) -> None:
+    def __init__(self, component: str | None, service: str | None) -> None:
         self.component = component
+        self.service = service
 
     def _for(self, func: Callable[..., Any]) -> _Translating:
-        return _Unwrapping(self.component or getattr(func, "__name__", None))
+        return _Unwrapping(self.component or getattr(func, "__name__", None), self.service)
 
     def _translate(self, exc: Exception) -> BaseException:
-        return unwrap(exc, component=self.component or DEFAULT_COMPONENT)
+        return unwrap(exc, component=self.component or DEFAULT_COMPONENT, service=self.service)
 
 
 class _ServiceCall(_Translating):
@@ -303,8 +307,14 @@ class _ServiceCall(_Translating):
 @overload
 def llm_errors(func: Callable[P, R], /) -> Callable[P, R]: ...
 @overload
-def llm_errors(*, component: str | None = None) -> _Translating: ...
-def llm_errors(func: Callable[P, R] | None = None, /, *, component: str | None = None) -> Any:
+def llm_errors(*, component: str | None = None, service: str | None = None) -> _Translating: ...
+def llm_errors(
+    func: Callable[P, R] | None = None,
+    /,
+    *,
+    component: str | None = None,
+    service: str | None = None,
+) -> Any:
     """Apply :func:`unwrap` to whatever escapes a function or a block, so no tool body needs
     ``try: ... except Exception as e: raise unwrap(e)``.
 
@@ -312,8 +322,11 @@ def llm_errors(func: Callable[P, R] | None = None, /, *, component: str | None =
     ``with llm_errors(component="orders"):``. Anything outside the set leaves as a
     :class:`SystemException` naming the component (the function's name by default, "the tool"
     for a block); LLM-readable exceptions and retry signals leave as themselves, causes intact.
+    ``service`` names the upstream in the text of a bare HTTP client error (a refused
+    ``requests`` connection, an aiohttp read timeout), which otherwise names the request's host
+    or, when the error carries no request, the component.
     """
-    block = _Unwrapping(component)
+    block = _Unwrapping(component, service)
     return block if func is None else block(func)
 
 

@@ -40,7 +40,11 @@ _SNIFF = 512
 _WORD_SLACK = 40
 
 _ODD = re.compile(rf"[\x00-\x08\x0e-\x1b\x7f\ufffd{INVISIBLE}{SURROGATES}]+")
-_HTML_START = re.compile(rb"\s*(?:\xef\xbb\xbf)?\s*<(?:!doctype\s+html|html|head|body)\b", re.I)
+# XML error bodies (AWS's <Error><Code>SlowDown</Code>...) are markup too: the model reads
+# their words, not their tags.
+_HTML_START = re.compile(
+    rb"\s*(?:\xef\xbb\xbf)?\s*<(?:!doctype\s+html|html|head|body|\?xml)\b", re.I
+)
 _CHARSET = re.compile(r"(?i)\bcharset\s*=\s*[\"']?([A-Za-z0-9._:\-]+)")
 _SCHEME_AUTHORITY = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.\-]*:)?//[^/]*")
 
@@ -101,7 +105,9 @@ def _collapse(text: str) -> str:
 
 
 def _is_html(content_type: str | None, start: bytes) -> bool:
-    if content_type is not None and "html" in content_type.lower():
+    if content_type is not None and (
+        "html" in content_type.lower() or "xml" in content_type.lower()
+    ):
         return True
     return _HTML_START.match(start) is not None
 

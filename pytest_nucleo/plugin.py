@@ -302,7 +302,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_file and entries:
         with open(summary_file, "a", encoding="utf-8") as out:
-            out.write(_report.markdown(entries))
+            out.write(_report.markdown(_report.published(entries)))
     if (
         session.exitstatus == pytest.ExitCode.OK  # never hide an interruption or internal error
         and _strict_problems(config, entries)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import os
 import re
 import subprocess
 import sys
@@ -88,7 +89,9 @@ def test_printed_output_shown_in_the_readme_is_true() -> None:
 
 def test_the_two_commands_are_the_ones_ci_and_newcomers_run() -> None:
     install_and_run, run_tests = (code.strip() for source, lang, code in BLOCKS if lang == "sh")
-    assert install_and_run.endswith("pip install . && pytest examples -v")
+    assert install_and_run.endswith(
+        "pip install '.[httpx2,requests,aiohttp]' && pytest examples -v"
+    )
     assert run_tests.endswith("pip install -e '.[test]' && python -m pytest -n auto")
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "python -m pip install --quiet -e '.[test]'" in ci
@@ -96,17 +99,20 @@ def test_the_two_commands_are_the_ones_ci_and_newcomers_run() -> None:
 
 
 def test_the_first_command_prints_the_failure_matrix_of_both_examples() -> None:
-    # What the README promises of `pytest examples`. The frameworks example is left out, as a
-    # plain `pip install .` skips it (it needs the test extra).
+    # What the README promises of `pytest examples`. The frameworks example is left out, as
+    # the first command skips it (it needs the test extra). A reader's terminal is wide.
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "examples", "-v", "-p", "no:cacheprovider",
          "--ignore=examples/frameworks"],
-        cwd=ROOT, capture_output=True, text=True,
+        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "COLUMNS": "250"},
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:]
     matrix = result.stdout.split("nucleo failure matrix", 1)[1]
-    for tool in ("get_order", "search_compounds", "fetch_compound", "get_issue"):
-        assert re.search(rf"^\S*{tool}\s", matrix, re.M), tool
+    tools = ("get_order", "search_compounds", "fetch_compound", "get_issue")
+    for client in ("Requests", "Httpx2", "Aiohttp"):
+        tools += (f"Test{client}FetchBook.fetch_book", f"Test{client}SearchBooks.search_books")
+    for tool in tools:
+        assert re.search(rf"^\S*{re.escape(tool)}\s", matrix, re.M), tool
     assert re.search(r"^\S*get_issue\s+recorded-github_issues-2\s.*\sok\s*$", matrix, re.M)
     assert re.search(r"^\d+ tool\(s\), \d+ scenario\(s\): \d+ ok, 0 broken", matrix, re.M)
 

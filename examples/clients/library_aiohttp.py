@@ -18,7 +18,7 @@ def _session() -> aiohttp.ClientSession:
 
 
 @nucleo.tool
-@nucleo.llm_errors
+@nucleo.llm_errors(service=SERVICE)
 async def fetch_book(isbn: str) -> dict[str, Any]:
     """One book by its ISBN-13."""
     check_isbn(isbn)
@@ -29,7 +29,7 @@ async def fetch_book(isbn: str) -> dict[str, Any]:
 
 
 @nucleo.tool
-@nucleo.llm_errors
+@nucleo.llm_errors(service=SERVICE)
 async def search_books(query: str) -> list[dict[str, Any]]:
     """The books whose title matches ``query``; an empty list when none does."""
     check_query(query)

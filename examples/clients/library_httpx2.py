@@ -13,7 +13,7 @@ client = httpx2.Client(base_url=BASE_URL, headers=HEADERS, timeout=10.0)
 
 
 @nucleo.tool
-@nucleo.llm_errors
+@nucleo.llm_errors(service=SERVICE)
 def fetch_book(isbn: str) -> dict[str, Any]:
     """One book by its ISBN-13."""
     check_isbn(isbn)
@@ -23,7 +23,7 @@ def fetch_book(isbn: str) -> dict[str, Any]:
 
 
 @nucleo.tool
-@nucleo.llm_errors
+@nucleo.llm_errors(service=SERVICE)
 def search_books(query: str) -> list[dict[str, Any]]:
     """The books whose title matches ``query``; an empty list when none does."""
     check_query(query)

@@ -8,12 +8,15 @@ from . import ResponseView, transport_failure
 from ._kinds import host_of, transport_exception
 
 
-def client_failure(exc: BaseException, component: str) -> LLMReadableCheckedException | None:
+def client_failure(
+    exc: BaseException, component: str, service: str | None = None
+) -> LLMReadableCheckedException | None:
     """The failure a client's exception means, or None when no supported client raised it.
 
-    Only the exception is known here, not the service's name: the request's host names the
-    service when the exception carries it, else ``component`` does. The host alone never holds
-    userinfo, port or query. The result's cause is ``exc``.
+    ``service`` names the service when the caller knows it (``llm_errors(service=...)``,
+    ``wrap_with_context``); else the request's host does when the exception carries it, else
+    ``component``. The host alone never holds userinfo, port or query. The result's cause is
+    ``exc``.
     """
     seen = transport_failure(exc)
     if seen is None:
@@ -26,14 +29,14 @@ def client_failure(exc: BaseException, component: str) -> LLMReadableCheckedExce
 
         if 200 <= seen.status <= 299:
             return None
-        service = seen.host or host_of(seen.endpoint) or component
+        named = service or seen.host or host_of(seen.endpoint) or component
         failure = http_exception(
-            service, seen.endpoint, seen.status, seen.body, seen.headers, known=seen.known
+            named, seen.endpoint, seen.status, seen.body, seen.headers, known=seen.known
         )
     else:
-        host = seen.host or host_of(seen.url)
+        called = service or seen.host or host_of(seen.url)
         failure = transport_exception(
-            host or component, exc, seen.kind, seen.method, seen.url, service_known=bool(host)
+            called or component, exc, seen.kind, seen.method, seen.url, service_known=bool(called)
         )
     failure.__cause__ = exc
     return failure

@@ -22,7 +22,6 @@ from typing import Any, TypedDict, TypeVar
 
 from pytest_nucleo._clock import Clock
 from pytest_nucleo._exceptions import InvalidInputException, check_seconds
-from pytest_nucleo.limits._limiter import RateLimiter
 from pytest_nucleo._runner import (
     DEFAULT_BACKOFF,
     DEFAULT_MAX_BACKOFF,
@@ -43,6 +42,7 @@ from pytest_nucleo._runner import (
     run_sync,
     run_tool,
 )
+from pytest_nucleo.limits._limiter import RateLimiter
 
 T = TypeVar("T")
 

@@ -241,8 +241,26 @@ def report_paths(path: str) -> tuple[Path, Path]:
     return stem.with_name(stem.name + ".json"), stem.with_name(stem.name + ".md")
 
 
+def published(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``entries`` as a report file or a CI summary shows them: every text with its
+    secret-looking tokens masked. Such files are shared (a GitHub step summary, an artifact),
+    so a credential a broken tool put in its text stops at the test's own output, which
+    quotes what the model read."""
+    from pytest_nucleo._secrets import redact
+
+    def masked(value: Any) -> Any:
+        if isinstance(value, str):
+            return redact(value)
+        if isinstance(value, list):
+            return [masked(item) for item in value]
+        return value
+
+    return [{key: masked(value) for key, value in entry.items()} for entry in entries]
+
+
 def write_reports(path: str, entries: list[dict[str, Any]]) -> tuple[Path, Path]:
-    """Write the matrix as JSON and Markdown (see :func:`report_paths`)."""
+    """Write the matrix as JSON and Markdown (see :func:`report_paths`), published."""
+    entries = published(entries)
     json_path, md_path = report_paths(path)
     json_path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"summary": summary(entries), "observations": entries}
