@@ -11,8 +11,9 @@ is one module and one line in :data:`_SUPPORT`.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
+
+from pytest_nucleo._registry import LazyRegistry
 
 from ._kinds import Transport
 
@@ -65,28 +66,16 @@ class ClientSupport(Protocol):
         ValueError, saying what to do, for a response whose body was not read yet."""
 
 
-_FOUND: dict[type, ClientSupport | None] = {}
-"""Class -> its support, as found: the walk over the classes runs once per class."""
+_REGISTRY = LazyRegistry(__name__, _SUPPORT)
 
 
-def _support_for_type(kind: type) -> ClientSupport | None:
-    if kind in _FOUND:
-        return _FOUND[kind]
-    found = None
-    for cls in kind.__mro__:
-        module = _SUPPORT.get(cls.__module__.partition(".")[0])
-        if module is not None:
-            found = cast(ClientSupport, importlib.import_module(f"{__name__}.{module}"))
-            break
-    if len(_FOUND) >= 1024:  # classes made on the fly: keep the memory bounded
-        _FOUND.clear()
-    _FOUND[kind] = found
-    return found
+def _support_of(obj: object) -> ClientSupport | None:
+    return cast(ClientSupport | None, _REGISTRY.find(obj))
 
 
 def support_for(obj: object) -> ClientSupport | None:
     """The support module of the client ``obj`` (an exception or a response) comes from."""
-    return _support_for_type(type(obj))
+    return _support_of(obj)
 
 
 def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None:

@@ -9,8 +9,9 @@ imported, since one of its exceptions exists). Adding a provider is one module a
 
 from __future__ import annotations
 
-import importlib
 from typing import NamedTuple, Protocol, cast
+
+from pytest_nucleo._registry import LazyRegistry
 
 # Top-level package of an SDK's classes -> our module that reads its errors.
 _SUPPORT = {
@@ -49,28 +50,16 @@ class ProviderSupport(Protocol):
         """What ``exc`` says, or None when it is not one of the SDK's API errors."""
 
 
-_FOUND: dict[type, ProviderSupport | None] = {}
-"""Class -> its support, as found: the walk over the classes runs once per class."""
+_REGISTRY = LazyRegistry(__name__, _SUPPORT)
 
 
-def _support_for_type(kind: type) -> ProviderSupport | None:
-    if kind in _FOUND:
-        return _FOUND[kind]
-    found = None
-    for cls in kind.__mro__:
-        module = _SUPPORT.get(cls.__module__.partition(".")[0])
-        if module is not None:
-            found = cast(ProviderSupport, importlib.import_module(f"{__name__}.{module}"))
-            break
-    if len(_FOUND) >= 1024:  # classes made on the fly: keep the memory bounded
-        _FOUND.clear()
-    _FOUND[kind] = found
-    return found
+def _support_of(obj: object) -> ProviderSupport | None:
+    return cast(ProviderSupport | None, _REGISTRY.find(obj))
 
 
 def provider_answer(exc: BaseException) -> ProviderAnswer | None:
     """What a provider SDK's error says; None for an exception of no known SDK."""
-    support = _support_for_type(type(exc))
+    support = _support_of(exc)
     return None if support is None else support.provider_answer(exc)
 
 
