@@ -1,4 +1,4 @@
-"""Contract-suite costs, against baselines measured in the same run (TARGETS P4, P6).
+"""Contract-suite costs, against baselines measured in the same run.
 
     python bench/bench_contract.py [--rounds N]
 

@@ -1,4 +1,4 @@
-"""TARGETS R4: response -> exception mapping, 64 KiB body vs 10 MB body, measured in one run.
+"""Response -> exception mapping, 64 KiB body vs 10 MB body, measured in one run.
 
 Run: ``python bench/bench_mapping.py``. Prints the median time of ``http_exception`` for each
 body (text, JSON and HTML), and the ratio 10 MB / 64 KiB, which should stay near 1 (at most

@@ -1,4 +1,4 @@
-"""Plugin costs, as ratios against baselines measured in the same run (TARGETS P1, P2, P3, P5).
+"""Plugin costs, as ratios against baselines measured in the same run.
 
     python bench/bench_plugin.py [--rounds N]
 

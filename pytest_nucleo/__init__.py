@@ -89,7 +89,7 @@ if TYPE_CHECKING:
 
 # Each public name and the module that defines it. Names are imported on first use, so
 # ``import pytest_nucleo`` costs next to nothing (the pytest plugin is imported in every test
-# session of every project that installs the package: TARGETS P1) and a tool pays only for what
+# session of every project that installs the package, so it must load in milliseconds) and a tool pays only for what
 # it uses (the limiters pull in asyncio, the client httpx).
 _WHERE = {
     "CORRECTABLE_HINT": "_exceptions",

@@ -51,7 +51,7 @@ _SCHEME_AUTHORITY = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.\-]*:)?//[^/]*")
 
 # HTML is reduced with a few C-speed regexes and html.unescape rather than html.parser, which
 # costs about a microsecond per tag: a tag-dense 3 KiB window took a millisecond there, twenty
-# times the mapping budget (TARGETS R4). Unclosed blocks and tags run to the end of the window,
+# times the mapping's time budget. Unclosed blocks and tags run to the end of the window,
 # as a browser would treat them; every pattern is linear.
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _HIDDEN_BLOCK = re.compile(

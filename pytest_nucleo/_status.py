@@ -254,7 +254,7 @@ class _Carrier(HttpErrorResponse):
         # What the meaning's __init__ sets, set here directly (as LimiterRefusalException
         # does): that __init__ would build and mask a technical message, a service line and a
         # details clause of its own, only for the texts below to replace them, and that
-        # masking was a third of the cost of a mapping (TARGETS R4, R7). A test checks that
+        # masking was a third of the cost of a mapping. A test checks that
         # every field the meaning keeps is kept here, with the value it would have.
         self._message = answer.technical  # made of pieces each already cleaned and masked
         self.llm_message = clean_block(text)

@@ -1,4 +1,4 @@
-"""Cause-chain walks and the wrapping helpers of CONTRACT section 5."""
+"""Cause-chain walks and the wrapping helpers (unwrap, wrap_with_context, unwrap_runtime)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Body excerpts and endpoint paths: bounded, readable, secret-free (CONTRACT sections 4 and 6)."""
+"""Body excerpts and endpoint paths: bounded, readable, secret-free."""
 
 from __future__ import annotations
 

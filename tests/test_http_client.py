@@ -1,5 +1,5 @@
 """ServiceClient / AsyncServiceClient on respx: every row of the status table, transport failures,
-bodies that are not JSON, and a service quirk mapped through ``classify`` (CONTRACT sections 3-4).
+bodies that are not JSON, and a service quirk mapped through ``classify`` (search or fetch, and the HTTP mapping).
 """
 
 from __future__ import annotations

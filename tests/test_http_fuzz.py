@@ -1,4 +1,4 @@
-"""Totality and secrecy of the HTTP mapping over many random answers (TARGETS R7 and R12).
+"""Totality and secrecy of the HTTP mapping over many random answers (no foreign exception, no secret).
 
 Plain seeded ``random``, not hypothesis: at this size hypothesis would cost minutes (PITFALLS).
 """

@@ -1,4 +1,4 @@
-"""The status table and its carriers (CONTRACT section 4; TARGETS R8)."""
+"""The status table and its carriers."""
 
 from __future__ import annotations
 
@@ -220,7 +220,7 @@ def test_redirects_and_informational_statuses_that_reach_us_are_unexpected() -> 
             raise_for_status("S", "/x", status, b"")
 
 
-# TARGETS R8: real throttle answers, every one detected.
+# Real throttle answers, every one detected.
 NOW = datetime.now(UTC)
 IN_A_MINUTE = (NOW + timedelta(seconds=90)).strftime("%a, %d %b %Y %H:%M:%S GMT")
 THROTTLE_ANSWERS = [

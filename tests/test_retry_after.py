@@ -1,4 +1,4 @@
-"""Retry-After (CONTRACT section 4, TARGETS R5): total, finite, bounded, RFC 9110 forms only."""
+"""Retry-After: total, finite, bounded, RFC 9110 forms only."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The runner (CONTRACT sections 1, 7, 8): what the model reads for a call, on a fake clock."""
+"""The runner: what the model reads for a call, on a fake clock."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Masking of secret-looking tokens (CONTRACT section 6)."""
+"""Masking of secret-looking tokens: no credential reaches a text, a repr or a log."""
 
 from __future__ import annotations
 
