@@ -224,6 +224,11 @@ def _check_cost(cost: Cost | None) -> Cost | None:
 def _check_limiters(limiters: Iterable[RateLimiter]) -> tuple[RateLimiter, ...]:
     if isinstance(limiters, RateLimiter):
         raise TypeError("limiters must be a list of RateLimiter, not a single one: use [limiter]")
+    if isinstance(limiters, str | bytes) or not isinstance(limiters, Iterable):
+        raise TypeError(
+            f"limiters must be a list of RateLimiter instances, such as [limiter]; got "
+            f"{type(limiters).__name__}"
+        )
     checked = tuple(limiters)
     for limiter in checked:
         if not isinstance(limiter, RateLimiter):

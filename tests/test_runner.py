@@ -994,3 +994,14 @@ def test_a_tool_raising_as_its_caller_is_cancelled_lets_the_cancellation_through
 
     with pytest.raises(asyncio.CancelledError):
         asyncio.run(main())
+
+
+@pytest.mark.parametrize("limiters", [3, "shop"])
+def test_limiters_that_are_no_list_are_refused_saying_what_to_pass(limiters: Any) -> None:
+    def lookup() -> str:
+        return "ok"
+
+    with pytest.raises(TypeError, match=r"limiters must be a list of RateLimiter instances"):
+        nucleo.tool(limiters=limiters)(lookup)
+    with pytest.raises(TypeError, match=r"such as \[limiter\]"):
+        nucleo.run_tool(lookup, limiters=limiters)
