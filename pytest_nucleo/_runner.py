@@ -858,7 +858,9 @@ class _Call:
         attempt = 0
         try:
             units = self.units(args, kwargs)
-        except Exception as exc:
+        except _NEVER_CAUGHT:
+            raise
+        except BaseException as exc:  # a cost function fails the call as the tool would
             return self.failed(self.readable(exc))
         while True:
             if cancel is not None and cancel.cancelled:
@@ -904,7 +906,9 @@ class _Call:
         is_async = self.facts.is_async
         try:
             units = self.units(args, kwargs)
-        except Exception as exc:
+        except _NEVER_CAUGHT:
+            raise
+        except BaseException as exc:  # a cost function fails the call as the tool would
             return self.failed(self.readable(exc))
         while True:
             permits: _Permits = []

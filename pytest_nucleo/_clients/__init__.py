@@ -81,7 +81,14 @@ def support_for(obj: object) -> ClientSupport | None:
 def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None:
     """See :meth:`ClientSupport.transport_failure`; None for an exception of no known client."""
     support = support_for(exc)
-    return None if support is None else support.transport_failure(exc)
+    if support is None:
+        return None
+    try:
+        return support.transport_failure(exc)
+    except ValueError:
+        # A status error whose response body was never read (a streamed response): nothing of
+        # it can be read here, so it means nothing more than any other exception.
+        return None
 
 
 def read_response(obj: object) -> ResponseView | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 import weakref
 from collections.abc import Iterable, Mapping
 from typing import NewType, TypeGuard, cast
@@ -40,11 +41,13 @@ Units = int | Mapping[str, int]
 
 _LIVE: weakref.WeakSet[RateLimiter] = weakref.WeakSet()
 """Every RateLimiter still alive, so a test harness can reset them (see RateLimiter.reset)."""
+_LIVE_LOCK = threading.Lock()  # a limiter built in another thread must not break the walk
 
 
 def live_limiters() -> list[RateLimiter]:
     """The RateLimiter instances alive now."""
-    return list(_LIVE)
+    with _LIVE_LOCK:
+        return list(_LIVE)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -203,7 +206,8 @@ class RateLimiter:
             self._local if store is None else store.bind(rules, self.clock, self._local)
         )
         self._one = (1,) + (0,) * len(extra)
-        _LIVE.add(self)
+        with _LIVE_LOCK:
+            _LIVE.add(self)
 
     def reset(self) -> None:
         """Forget every call, failure, wait and count of this process: the limiter is as just
@@ -211,6 +215,8 @@ class RateLimiter:
         already exist, so one test's failures never switch a shared limiter off for the next.
         A shared store's state (:class:`RedisStore`) is the fleet's and is left as it is."""
         self._local.reset(self._rules.fresh())
+        if self._keeper is not self._local:
+            self._keeper.forget_local()
 
     # --- reading ------------------------------------------------------------------------
 

@@ -295,6 +295,15 @@ class SharedState:
             return cast(T, self._fallback.run(lambda s, _: rules.refuse(s, "unreachable", off_for)))
         return self._fallback.run(change)
 
+    def forget_local(self) -> None:
+        """Forget what this process kept of the shared state (its cached copy, an outage it
+        saw, its fallback count); the fleet's state in Redis is left as it is."""
+        self._version = None
+        self._kept_until = -math.inf
+        self._down_until = -math.inf
+        self._down = False
+        self._fallbacks = 0
+
     def _went_down(self, exc: BaseException) -> None:
         self._version = None  # the cached copy may hold a change that was never written
         self._down_until = self._clock.monotonic() + self.store.recheck_seconds

@@ -43,6 +43,10 @@ class StateKeeper(Protocol):
         """:meth:`run`, awaiting the store."""
         ...
 
+    def forget_local(self) -> None:
+        """Forget what this process kept besides the state itself (caches, outages, counts)."""
+        ...
+
 
 class LimiterStore(Protocol):
     """A place to keep limiters' state (``RateLimiter(..., store=...)``), such as
@@ -73,6 +77,9 @@ class LocalState:
 
     async def arun(self, change: Change[T], *, admission: bool = False, read: bool = False) -> T:
         return self.run(change)
+
+    def forget_local(self) -> None:
+        """Nothing: this store keeps nothing besides the state (see :meth:`reset`)."""
 
     def reset(self, fresh: LimiterState) -> None:
         """Replace the state by ``fresh``. Permits handed out before stay stale: the circuit's
