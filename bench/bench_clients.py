@@ -19,7 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_plugin import medians
+# The same test as bench_plugin's, through fake_upstream: only the tool's client differs.
+from bench_plugin import WITH_TOOLKIT, medians
 
 TOOLS = {
     "requests": """
@@ -50,20 +51,6 @@ def get_order(number):
 """,
 }
 
-WITH_TOOLKIT = """
-import pytest
-from pytest_nucleo import ResourceNotFoundException
-from pytest_nucleo.testing import fails_with
-from tool import get_order
-
-
-@pytest.mark.parametrize("n", range({count}))
-def test_unknown_order(fake_upstream, llm_snapshot, n):
-    fake_upstream.get(f"https://shop.example/orders/{{n}}").respond(404, text="no such order")
-    with fails_with(ResourceNotFoundException, correctable=True) as failure:
-        get_order(str(n))
-    assert failure.explanation == llm_snapshot
-"""
 
 BY_HAND = {
     "requests": """
