@@ -1,94 +1,20 @@
-"""The README's code is executed (or is an excerpt of a file that is), so it cannot drift."""
+"""What the README promises beyond its code blocks (which tests/test_docs.py runs): the two
+commands a newcomer runs are the ones CI runs, and the first one shows what the README says."""
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-import io
 import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
-import pytest
+from tests._doc_blocks import ALL, ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-# (excerpt source or None, language, code) for every fenced block, in order.
-BLOCKS = [
-    (source, lang, code)
-    for source, lang, code in re.findall(
-        r"(?:<!-- excerpt of (\S+) -->\n)?```(\w+)\n(.*?)```", README, flags=re.DOTALL
-    )
-]
-PYTHON = [code for source, lang, code in BLOCKS if lang == "python" and not source]
-SCRIPTS = [code for code in PYTHON if "def test_" not in code]
-TESTS = [code for code in PYTHON if "def test_" in code]
-EXCERPTS = [(source, code) for source, lang, code in BLOCKS if source]
-
-# The test blocks run in pytester's in-process runs, which forget every module first imported
-# during a run; mcp's cryptography bindings then fail when imported a second time. Import what
-# the blocks import once, here, so this file also passes when run on its own.
-for _module in sorted(
-    {name for code in TESTS for name in re.findall(r"^(?:from|import) ([\w.]+)", code, re.M)}
-):
-    importlib.import_module(_module)
-
-
-@pytest.mark.parametrize(
-    "code",
-    [
-        # A script that shows a bug reaching the model as the SystemException text leaks a
-        # foreign exception on purpose.
-        pytest.param(
-            code,
-            id=f"script{n}",
-            marks=[pytest.mark.nucleo(expect_leaks=True)]
-            if "A system error occurred" in code
-            else [],
-        )
-        for n, code in enumerate(SCRIPTS)
-    ],
-)
-def test_python_block_runs(code: str) -> None:
-    exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
-
-
-@pytest.mark.parametrize("code", TESTS, ids=[f"tests{n}" for n in range(len(TESTS))])
-def test_test_block_passes(pytester: pytest.Pytester, code: str) -> None:
-    pytester.makepyfile(test_readme_block=code)
-    result = pytester.runpytest("--snapshot-update")
-    assert result.ret == 0, result.stdout.str()
-    assert result.parseoutcomes()["passed"] == code.count("def test_")
-    pytester.runpytest().assert_outcomes(passed=code.count("def test_"))
-
-
-@pytest.mark.parametrize(
-    ("source", "code"), EXCERPTS, ids=[f"excerpt{n}" for n in range(len(EXCERPTS))]
-)
-def test_excerpt_blocks_are_in_their_file(source: str, code: str) -> None:
-    assert code in (ROOT / source).read_text(encoding="utf-8"), f"not an excerpt of {source}"
-
-
-def test_every_block_is_checked() -> None:
-    checked = len(SCRIPTS) + len(TESTS) + len(EXCERPTS)
-    shell = [code for source, lang, code in BLOCKS if lang == "sh"]
-    output = [code for source, lang, code in BLOCKS if lang == "text"]
-    assert checked + len(shell) + len(output) == len(BLOCKS)
-
-
-def test_printed_output_shown_in_the_readme_is_true() -> None:
-    first = next(code for code in SCRIPTS if "print(failure.explain_to_llm())" in code)
-    shown = next(code for source, lang, code in BLOCKS if lang == "text")
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(first, "README.md", "exec"), {"__name__": "readme"})
-    assert out.getvalue() == shown
+README = [block for block in ALL if block.page == "README.md"]
 
 
 def test_the_two_commands_are_the_ones_ci_and_newcomers_run() -> None:
-    install_and_run, run_tests = (code.strip() for source, lang, code in BLOCKS if lang == "sh")
+    install_and_run, run_tests = (block.code.strip() for block in README if block.lang == "sh")
     assert install_and_run.endswith(
         "pip install '.[httpx2,requests,aiohttp]' && pytest examples -v"
     )

@@ -1,0 +1,85 @@
+"""The fenced code blocks of the README and the docs pages, and what each one claims.
+
+A block is checked according to the HTML comment on the line right above its fence:
+
+- ``<!-- excerpt of PATH -->``: the block is a verbatim excerpt of PATH (a file tested elsewhere);
+- ``<!-- file: PATH -->``: the block is the file PATH of the page's example project, which is
+  written into an empty folder with the page's other file blocks and whose tests must pass
+  (a later block for the same PATH replaces the earlier one, as a reader editing the file);
+- ``<!-- output -->``: the block is exactly what the page's previous Python block prints;
+- no comment: a ``python`` block runs, as a test module through pytest when it defines
+  ``test_`` functions and as a script otherwise; blocks in the shown-only languages (commands,
+  terminal output, configuration) are shown only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+SHOWN_ONLY = frozenset({"sh", "console", "text", "toml", "yaml", "ini", "json"})
+
+_FENCE = re.compile(
+    r"^(?:<!-- (?P<marker>excerpt of \S+|file: \S+|output) -->\n)?"
+    r"```(?P<lang>[\w-]*)\n(?P<code>.*?)^```$",
+    flags=re.DOTALL | re.MULTILINE,
+)
+
+
+@dataclass(frozen=True)
+class Block:
+    page: str  # the page's path from the repository's top, e.g. "docs/tutorial.md"
+    line: int  # the line of the opening fence, counted from 1
+    lang: str
+    code: str
+    marker: str | None  # the comment's text: "excerpt of PATH", "file: PATH", "output"
+
+    @property
+    def id(self) -> str:
+        return f"{self.page}:{self.line}"
+
+    @property
+    def target(self) -> str:
+        """The PATH of an excerpt or a file block."""
+        assert self.marker is not None, self
+        assert self.marker != "output", self
+        return self.marker.split(" ")[-1]
+
+    @property
+    def is_test_module(self) -> bool:
+        return re.search(r"^(?:async )?def test_", self.code, re.MULTILINE) is not None
+
+
+def blocks(page: Path) -> list[Block]:
+    text = page.read_text(encoding="utf-8")
+    found = []
+    for match in _FENCE.finditer(text):
+        fence_line = text.count("\n", 0, match.start("lang")) + 1
+        found.append(
+            Block(
+                page=page.relative_to(ROOT).as_posix(),
+                line=fence_line,
+                lang=match["lang"],
+                code=match["code"],
+                marker=match["marker"],
+            )
+        )
+    return found
+
+
+def fence_lines(page: Path) -> list[int]:
+    """The lines of every opening fence, wherever it stands (to find blocks the parser misses)."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    opening, inside = [], False
+    for number, line in enumerate(lines, start=1):
+        if line.lstrip().startswith("```"):
+            if not inside:
+                opening.append(number)
+            inside = not inside
+    return opening
+
+
+ALL = [block for page in PAGES for block in blocks(page)]
