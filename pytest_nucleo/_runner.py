@@ -1160,8 +1160,11 @@ def run_sync(start: Callable[[], Awaitable[T]], *, refusal: str) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(_awaited(start()))
-    raise RuntimeError(refusal)
+        pass  # no loop: the one case to go on (outside the handler, or every exception the
+        # coroutine raises would carry this RuntimeError as its context)
+    else:
+        raise RuntimeError(refusal)
+    return asyncio.run(_awaited(start()))
 
 
 async def _awaited(awaitable: Awaitable[T]) -> T:

@@ -388,6 +388,49 @@ def test_a_renamed_tool_s_text_names_the_name_the_model_called(server: Server) -
     assert received.text.startswith("A system error occurred in fetch_order.")
 
 
+@pytest.mark.nucleo(expect_leaks=True)
+@pytest.mark.parametrize("make", SERVERS)
+@pytest.mark.parametrize("tool", [get_order, aget_order], ids=["sync", "async"])
+def test_a_name_given_to_the_server_s_decorator_is_the_name_the_text_uses(
+    make: Callable[[], Server], tool: Callable[..., Any]
+) -> None:
+    served = make()
+    served.tool(name="fetch_order")(mcp_tool(tool))
+    # The input schema is still the bare function's: no parameter for the context it is given.
+    listed = asyncio.run(served.list_tools())
+    (fetch_order,) = listed
+    parameters = getattr(fetch_order, "parameters", None) or fetch_order.input_schema
+    assert sorted(parameters["properties"]) == ["include_items", "order_number"]
+    received = call_mcp_tool(served, "fetch_order", {"order_number": "13"})
+    assert received.is_error
+    assert received.text.startswith("A system error occurred in fetch_order.")
+    received = call_mcp_tool(served, "fetch_order", {"order_number": "1042"})
+    assert (received.is_error, received.text) == (False, '{"items": null, "number": "1042"}')
+
+
+@pytest.mark.nucleo(expect_leaks=True)
+def test_the_harness_s_event_loop_check_is_not_in_the_failure_s_chain(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    served = official_server()
+    served.tool()(mcp_tool(aget_order))
+    with caplog.at_level(logging.ERROR, logger="pytest_nucleo.runner"):
+        call_mcp_tool(served, "aget_order", {"order_number": "13"})
+    (record,) = caplog.records
+    assert record.getMessage() == "tool aget_order failed: aget_order: 'eta'"
+
+
+@pytest.mark.nucleo(expect_leaks=True)
+def test_the_called_name_wins_over_the_adapter_s_and_code_calls_keep_the_adapter_s() -> None:
+    served = official_server()
+    served.tool(name="fetch_order")(mcp_tool(name="lookup")(adapter_tools.get_order))
+    received = call_mcp_tool(served, "fetch_order", {"order_number": "bug"})
+    assert received.text.startswith("A system error occurred in fetch_order.")
+    # Called from code, outside any request, the wrapper knows only the adapter's name.
+    result = asyncio.run(served.call_tool("fetch_order", {"order_number": "bug"}))
+    assert result.content[0].text.startswith("A system error occurred in lookup.")
+
+
 def test_the_runner_options_reach_the_runner(server: Server) -> None:
     clock = nucleo.FakeClock()
     flaky = adapter_tools.flaky_order()

@@ -150,6 +150,7 @@ def through_runner(
     on_success: OnSuccess = passing_value,
     options: RunnerOptions | None = None,
     context: bool = False,
+    called_name: Callable[[Callable[..., Any], dict[str, Any]], str | None] | None = None,
 ) -> Callable[..., Any]:
     """A wrapper of ``func`` (sync or async, like ``func``) that runs it through the runner.
 
@@ -159,7 +160,10 @@ def through_runner(
     ``func`` is async, since only :func:`arun_tool` can stop a call. With ``context`` the
     wrapper's first positional argument is the framework's context object, passed on to
     ``func`` as its first argument and hidden from the runner (it checks the model's
-    arguments only)."""
+    arguments only). ``called_name``, given the wrapper and the named arguments of a call (it may take out
+    what the framework passed for it alone), returns the name the framework called the tool by
+    when that can differ from the wrapper's own (a name given to the framework's decorator),
+    or None; the failure texts then use it."""
     opts: dict[str, Any] = dict(options or {})
     name = opts.pop("name", None) or _name_of(func)
     timeout = opts.pop("timeout", None)
@@ -207,8 +211,14 @@ def through_runner(
         @functools.wraps(func)
         async def run_async(*args: Any, **kwargs: Any) -> Any:
             tool, rest = target(args)
+            called = called_name(wrapper, kwargs) if called_name else None
             result = await arun_tool(
-                tool, by_name(rest, kwargs), name=name, timeout=timeout, str_fallback=True, **opts
+                tool,
+                by_name(rest, kwargs),
+                name=called or name,
+                timeout=timeout,
+                str_fallback=True,
+                **opts,
             )
             return outcome(result)
 
@@ -218,7 +228,9 @@ def through_runner(
         @functools.wraps(func)
         def run(*args: Any, **kwargs: Any) -> Any:
             tool, rest = target(args)
-            result = run_tool(tool, by_name(rest, kwargs), name=name, str_fallback=True, **opts)
+            called = called_name(wrapper, kwargs) if called_name else None
+            arguments = by_name(rest, kwargs)
+            result = run_tool(tool, arguments, name=called or name, str_fallback=True, **opts)
             return outcome(result)
 
         wrapper = run

@@ -19,8 +19,9 @@ imports ``mcp`` (``fastmcp`` is only touched when you pass one of its servers), 
   the same input schema as for the bare function.
   ``@mcp_tool(name="fetch_order", retries=5, timeout=10, limiters=[shop])`` takes the runner's
   options (:class:`~pytest_nucleo.adapters.RunnerOptions`); ``name`` also names the tool for
-  the server, so the model calls it by the name its failure texts use. Give the name here, not
-  to ``@server.tool(name=...)``, which the wrapper beneath cannot see.
+  the server, so the model calls it by the name its failure texts use. A name given to the
+  server's decorator instead (``@server.tool(name="fetch_order")``) works as well: the
+  failure texts use the name the model called.
 
   A success reads as the runner's text (a string as it is, anything else as sorted-key JSON,
   bounded by ``text_limit``), the same under both servers and every other adapter. A tool
@@ -52,7 +53,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, overload
 
 from mcp import Client
 from mcp.server import Server
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
 from mcp.server.mcpserver.utilities.types import Audio, Image
 from mcp_types import (
@@ -80,6 +81,27 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 # Set on the wrapper so that wrapping it again is a no-op rather than a second runner pass.
 _WRAPPED_MARK = "__pytest_nucleo_mcp__"
+
+# MCPServer hands a tool its Context when one parameter's type hint is Context, and builds the
+# input schema from the signature. The wrapper's type hints (not its signature) carry this
+# extra name, so the server passes the Context, whose request names the tool the model called,
+# while the schema stays the bare function's.
+_CONTEXT_KWARG = "_pytest_nucleo_context"
+
+
+def _called_name(wrapper: Callable[..., Any], kwargs: dict[str, Any]) -> str | None:
+    """The name a server called ``wrapper`` by, when given to the server's own decorator."""
+    context = kwargs.pop(_CONTEXT_KWARG, None)
+    if isinstance(context, Context):
+        try:
+            params = context.request_context.params  # MCPServer: the tools/call request
+        except ValueError:  # called outside a request (server.call_tool in code)
+            params = None
+        if params is not None and isinstance(params.get("name"), str):
+            return str(params["name"])
+    # fastmcp's decorator records its options, the name among them, on the function.
+    name = getattr(getattr(wrapper, "__fastmcp__", None), "name", None)
+    return name if isinstance(name, str) and name else None
 
 
 def error_result(result: ToolResult) -> CallToolResult:
@@ -157,7 +179,15 @@ def mcp_tool(func: F | None = None, /, **options: Unpack[RunnerOptions]) -> F | 
     def wrap(target: F) -> F:
         if getattr(target, _WRAPPED_MARK, False):
             return target
-        wrapped = through_runner(target, error_result, on_success=_success(target), options=checked)
+        wrapped = through_runner(
+            target,
+            error_result,
+            on_success=_success(target),
+            options=checked,
+            called_name=_called_name,
+        )
+        # A copy: functools.wraps shares the function's own annotations dict.
+        wrapped.__annotations__ = {**target.__annotations__, _CONTEXT_KWARG: Context}
         setattr(wrapped, _WRAPPED_MARK, True)
         return wrapped  # type: ignore[return-value]  # same signature, by functools.wraps
 
