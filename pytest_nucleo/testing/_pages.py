@@ -409,12 +409,11 @@ def _unsent(status: int, server: Server) -> str:
     name = _NAMES[server]
     advice = {
         "nginx": "leave server out for an nginx-shaped page with the standard reason phrase",
-        "cloudflare": "a 502 or 504 behind Cloudflare usually comes from the origin's proxy: "
-        "use server='nginx'",
-        "django": "use server='nginx' for a page a proxy in front of Django sends",
-        "rails": "use server='nginx' for a page a proxy in front of Rails sends",
+        "cloudflare": "use server='nginx' for the 502 or 504 page of a proxy behind Cloudflare",
+        "django": "use server='nginx' for the page of a proxy in front of Django",
+        "rails": "use server='nginx' for the page of a proxy in front of Rails",
     }[server]
     return (
         f"html_error({status}, server={server!r}): {name} has no error page of its own for "
-        f"{status}; it has one for {listed}. Pick one of those, or {advice}"
+        f"{status}; it has one for {listed}. Pick one of those, or {advice}."
     )
