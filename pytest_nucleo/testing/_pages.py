@@ -304,7 +304,8 @@ class ErrorPage:
         return f"{_NAMES[self.server]} {self.status} error page{shown}"
 
     def body(self, host: str = "example.com") -> bytes:
-        """The page as the server sends it to a request for ``host``, padded to ``size``."""
+        """The page as the server sends it to a request for ``host``, padded to ``size`` (a
+        Cloudflare page for a host name longer than ``size`` left room for is sent unpadded)."""
         page = self._markup(host).encode()
         if self.size is None or self.size <= len(page):
             return page
