@@ -63,12 +63,17 @@ _TAG = re.compile(r"</?[A-Za-z!?][^>]*(?:>|$)")
 
 def _visible_text(markup: str) -> str:
     """The text a browser shows: tags, comments, scripts, styles and the head left out, the
-    title kept first (often the only words on an error page), entities decoded."""
+    title kept first (often the only words on an error page) unless the page's text already
+    starts with it, entities decoded."""
     title = _TITLE.search(markup)
-    text = _TAG.sub(" ", _HIDDEN_BLOCK.sub(" ", _COMMENT.sub(" ", markup)))
+    text = html.unescape(_TAG.sub(" ", _HIDDEN_BLOCK.sub(" ", _COMMENT.sub(" ", markup))))
     if title:
-        text = f"{_TAG.sub(' ', title.group(1))} {text}"
-    return html.unescape(text)
+        name = html.unescape(_TAG.sub(" ", title.group(1)))
+        # nginx's and Django's pages repeat the title as their heading: read it once.
+        words = name.split()
+        if text.split(maxsplit=len(words))[: len(words)] != words:
+            text = f"{name} {text}"
+    return text
 
 
 def _charset(content_type: str | None) -> str:

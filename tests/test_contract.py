@@ -99,7 +99,7 @@ def test_a_tool_that_behaves_passes_the_whole_matrix(
             " here means no results). The model read:",
         ),
         ("key_in_text", "fetch", "status-500", "it holds 1 planted secret(s) (test...)"),
-        ("html_in_text", "fetch", "html-error-page", "it holds markup ('<!DOCTYPE')"),
+        ("html_in_text", "fetch", "html-error-page", "it holds markup ('<!doctype')"),
         (
             "no_service_in_text",
             "fetch",

@@ -24,6 +24,7 @@ import respx
 from respx.models import AllMockedAssertionError
 
 from ._backends import Backend, backend_factories
+from ._pages import Server, error_page
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 
@@ -146,20 +147,28 @@ def throttle(
     return Outcome(f"throttle {status}{wait}", answer.produce)
 
 
-def html_error(status: int = 500, *, size: int = 200_000) -> Outcome:
-    """A large HTML error page of about ``size`` bytes, as proxies and frameworks serve them."""
-    _check_status(status)
-    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-        raise ValueError(f"size must be a number of bytes >= 0, got {size!r}")
-    head = (
-        "<!DOCTYPE html><html><head><title>Internal Server Error</title>"
-        "<style>body{font-family:sans-serif}</style><script>var x = 1;</script></head>"
-        f"<body><h1>{status} Error</h1><p>The server encountered an internal error.</p>"
-    )
-    filler = "<div class='trace'>frame</div>"
-    page = head + filler * max(0, (size - len(head) - 14) // len(filler)) + "</body></html>"
-    answer = respond(status, text=page, headers={"Content-Type": "text/html; charset=utf-8"})
-    return Outcome(f"html error page {status} ({len(page)} bytes)", answer.produce)
+def html_error(
+    status: int = 500, *, server: Server | None = None, size: int | None = None
+) -> Outcome:
+    """An HTML error page like the ones proxies and frameworks send instead of the JSON asked for.
+
+    By default the page a status usually comes with: Cloudflare's for 520 to 526, Django's
+    (debugging off) for 500, nginx's for every other status (with the standard reason phrase
+    where nginx has no page of its own). ``server="nginx"``, ``"cloudflare"``, ``"django"`` or
+    ``"rails"`` picks the page; a status that server never sends a page for is a
+    ``ValueError``. ``size`` pads the page to that many bytes with HTML comments, which the
+    body excerpt drops (to test that a huge page still gives a bounded text); left out, the
+    page is as small as the real one. For an HTML body on a 2xx, use ``not_json()``.
+    """
+    page = error_page(_check_status(status), server=server, size=size)
+
+    def produce(request: httpx.Request) -> httpx.Response:
+        host = request.url.host
+        return httpx.Response(
+            status, content=page.body(host), headers=page.headers(host), request=request
+        )
+
+    return Outcome(page.description, produce)
 
 
 def not_json(status: int = 200) -> Outcome:
@@ -277,8 +286,10 @@ class FakeRoute:
     ) -> FakeRoute:
         return self.always(throttle(retry_after, status=status, body=body))
 
-    def html_error(self, status: int = 500, *, size: int = 200_000) -> FakeRoute:
-        return self.always(html_error(status, size=size))
+    def html_error(
+        self, status: int = 500, *, server: Server | None = None, size: int | None = None
+    ) -> FakeRoute:
+        return self.always(html_error(status, server=server, size=size))
 
     def not_json(self, status: int = 200) -> FakeRoute:
         return self.always(not_json(status))
