@@ -4,7 +4,7 @@ A scenario arranges a fake upstream for one call, runs the tool, and checks what
 class (by meaning, so a carrier wrapped by ``wrap_with_context`` still counts; a throttle by the
 outermost class, which is what the model reads), its correctability, an empty result for a
 search that found nothing, a text that names the service, and a clean, secret-free text. A
-broken rule fails with a message that says the rule in words (the README lists them all under
+broken rule fails with a message that says the rule in words (the docs list them all under
 "The rules a scenario checks").
 """
 
@@ -32,6 +32,7 @@ from pytest_nucleo._secrets import MASK, redact
 from pytest_nucleo._status import THROTTLE_RULE_STATUSES
 from pytest_nucleo._text import seconds
 
+from ._docs import docs_ref
 from ._fake import (
     FakeUpstream,
     Outcome,
@@ -399,9 +400,8 @@ def _fail(cls: type[LLMReadableException], correctable: bool, rule: str) -> Expe
     return Expectation(cls, correctable, rule)
 
 
-# The rules, in words: each violation says the whole rule it broke. The README lists them
-# under "The rules a scenario checks".
-RULES = "README.md#the-rules-a-scenario-checks"
+# The rules, in words: each violation says the whole rule it broke; the docs list them all.
+RULES = docs_ref("docs/explanation/failure-contract.md", "The rules a scenario checks")
 BAD_INPUT = "a 400, 413 or 422 means the call was wrong: an InvalidInputException, correctable"
 CREDENTIALS = (
     "a 401 or 403 means the service rejected the tool's credentials: an UnauthorizedException, "
