@@ -213,9 +213,14 @@ def _lead_with_upstream_problems(
         return
     if report.failed and call.excinfo is not None:
         raised = call.excinfo.value
-        if not any(member in problems for member in iter_chain(raised)):
-            crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", None)
-            own = str(crash).splitlines()[0] if crash else type(raised).__name__
+        crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", None)
+        own = str(crash).splitlines()[0] if crash else type(raised).__name__
+        # The same failure when it came from a problem (through the tool, or fails_with
+        # naming it); another one is said in a line, the fix of the problem coming first.
+        same = any(member in problems for member in iter_chain(raised)) or any(
+            str(problem) in own for problem in problems
+        )
+        if not same:
             message += f"\n\nAfter it, the test failed with: {own}"
     report.outcome = "failed"
     report.longrepr = message

@@ -197,7 +197,13 @@ class Scenario:
             )
             return seen
         if upstream.problems:
-            seen.violation = str(upstream.problems[0])
+            # The scenario's only route is the contract's endpoint: a fake_upstream line to add
+            # would not help here, the endpoint is what to fix.
+            seen.violation = (
+                f"{upstream.problems[0]}: the tool requested something other than the "
+                f"contract's endpoint {method} {url}; set endpoint to the method and URL the "
+                "valid call requests"
+            )
             return seen
         quote = self._judge(seen, error, value, secrets, is_empty, service_name)
         if seen.text is not None:
