@@ -392,9 +392,6 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         text += " (every row: -v or --nucleo-matrix=all)"
     for line in _wrapped(text, width):
         write(line)
-    hint = _report.new_snapshots_hint(entries)
-    for line in _wrapped(hint or "", width):
-        write(line, yellow=True)
     path = config.getoption("--nucleo-report")
     if path:
         write(f"report written to {', '.join(str(p) for p in _report.report_paths(path))}")
@@ -403,6 +400,24 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         for problem in problems:  # one line each, whole, so that CI logs can be searched
             write(f"  {problem}", red=True)
         _say_so_on_the_last_line(terminalreporter, problems)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True, specname="pytest_terminal_summary")
+def pytest_terminal_summary_new_snapshots(
+    terminalreporter: Any, exitstatus: int, config: pytest.Config
+) -> Generator[None, None, None]:
+    """After everything else of the summary (the outermost wrapper ends last), just above
+    pytest's last line: say once how to store the texts that have no snapshot yet. A first
+    run fails each such scenario, as syrupy fails a missing snapshot, and this is where the
+    reader of those failures looks next."""
+    try:
+        return (yield)
+    finally:
+        from pytest_nucleo.testing import _report
+
+        hint = _report.new_snapshots_hint(_report.observations(config))
+        for line in _wrapped(hint or "", _terminal_width(terminalreporter)):
+            terminalreporter.write_line(line, yellow=True)
 
 
 def _say_so_on_the_last_line(terminalreporter: Any, problems: list[str]) -> None:

@@ -244,8 +244,8 @@ def new_snapshots_hint(entries: list[dict[str, Any]]) -> str | None:
     if not new:
         return None
     return (
-        f"{new} scenario text(s) have no snapshot yet (verdict new): read them, then run "
-        "pytest --snapshot-update to store them"
+        f"{new} scenario text(s) have no snapshot yet (verdict new): read them in the failures "
+        "above, then run pytest --snapshot-update to store them, and commit the snapshot files"
     )
 
 
