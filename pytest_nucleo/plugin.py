@@ -191,7 +191,7 @@ def pytest_runtest_makereport(
     upstream = item.stash.get(_upstream, None)
     if upstream is not None and upstream.problems and report.when in ("setup", "call"):
         _lead_with_upstream_problems(report, call, upstream)
-    if report.when == "call":
+    if report.when in ("setup", "call"):  # (no call after a failed setup)
         item.stash[_call_failed] = report.failed
     return report
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import pickle
 import subprocess
 import sys
 from collections.abc import Callable
@@ -265,6 +266,12 @@ def test_an_unmatched_request_fails_even_when_the_tool_swallows_it(client: str) 
     (problem,) = upstream.problems
     assert isinstance(problem, UnmatchedRequestError)
     assert str(problem) == "no fake route for GET https://api.upstream.example/items/7?full=1"
+    copy = pickle.loads(pickle.dumps(problem))
+    assert (str(copy), copy.route_line, copy.routes) == (
+        str(problem),
+        problem.route_line,
+        problem.routes,
+    )
     with pytest.raises(AssertionError) as caught:
         upstream.verify()
     assert str(caught.value).splitlines() == [

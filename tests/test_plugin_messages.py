@@ -364,3 +364,28 @@ def test_fails_with_match_searches_the_model_text(pytester: pytest.Pytester) -> 
         ],
         consecutive=True,
     )
+
+
+def test_an_unmatched_request_in_a_fixture_is_an_error_at_setup(books: pytest.Pytester) -> None:
+    books.makepyfile(
+        test_setup="""
+        import pytest
+        from books import call
+
+        @pytest.fixture
+        def warmed(fake_upstream):
+            fake_upstream.get("https://books.example/books/1").respond(200, json={})
+            try:
+                call("httpx2")
+            except Exception:
+                pass
+
+        def test_after_warming(warmed):
+            pass
+        """
+    )
+    result = books.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        ["_* ERROR at setup of test_after_warming _*", *UNMATCHED], consecutive=True
+    )
