@@ -222,8 +222,8 @@ def test_a_teardown_failure_of_fake_upstream_shows_no_fixture_source(
 def test_the_context_manager_form_leads_with_the_route_to_add(books: pytest.Pytester) -> None:
     books.makepyfile(
         """
-        from pytest_nucleo import ResourceNotFoundException
-        from pytest_nucleo.testing import FakeUpstream, fails_with
+        from pytest_nucleo import ResourceNotFoundException, run_tool
+        from pytest_nucleo.testing import FakeUpstream, assert_error_result, fails_with
         from books import call
 
         def test_bare():
@@ -236,10 +236,17 @@ def test_the_context_manager_form_leads_with_the_route_to_add(books: pytest.Pyte
                 upstream.get("https://books.example/books/1").respond(200, json={})
                 with fails_with(ResourceNotFoundException):
                     call("aiohttp")
+
+        def test_result():
+            with FakeUpstream(assert_all_called=False) as upstream:
+                upstream.get("https://books.example/books/1").respond(200, json={})
+                result = run_tool(lambda: call("httpx2"), {})
+                assert_error_result(result, ResourceNotFoundException)
         """
     )
     result = books.runpytest("-p", "no:cacheprovider")
-    result.assert_outcomes(failed=2)
+    result.assert_outcomes(failed=3)
+    result.stdout.fnmatch_lines(["_* test_result _*", *UNMATCHED], consecutive=True)
     result.stdout.fnmatch_lines(
         [f"E       AssertionError: {UNMATCHED[0]}", *(f"E       {line}" for line in UNMATCHED[1:])],
         consecutive=True,
