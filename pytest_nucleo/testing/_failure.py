@@ -88,19 +88,25 @@ def _check_pattern(match: Any) -> re.Pattern[str] | None:
         ) from None
 
 
-def _fake_problem(exc: BaseException) -> str | None:
-    """The fake upstream's report when ``exc`` comes from one of its problems (an unmatched
-    request, a sequence run out), whatever the tool made of it; else None."""
+def fake_problem(exc: BaseException) -> AssertionError | None:
+    """The fake upstream's own problem (an unmatched request, a sequence run out) that ``exc``
+    comes from, whatever the tool made of it; else None."""
     # Only a loaded fake can have raised one; importing it here would pull respx in.
     fake = sys.modules.get(f"{__package__}._fake")
     if fake is None:
         return None
     problems = (fake.UnmatchedRequestError, fake.UnexpectedCallError)
-    for member in iter_chain(exc):
-        if isinstance(member, problems):
-            report: str = fake.problem_report([member])
-            return report
-    return None
+    return next((m for m in iter_chain(exc) if isinstance(m, problems)), None)
+
+
+def _fake_problem(exc: BaseException) -> str | None:
+    """The fake upstream's report of the problem ``exc`` comes from, or None."""
+    problem = fake_problem(exc)
+    if problem is None:
+        return None
+    from ._fake import problem_report
+
+    return problem_report([problem])
 
 
 def _technical(exc: BaseException) -> str:

@@ -50,10 +50,13 @@ def record_runner_failure(
     """
     from pytest_nucleo import LLMReadableException, SystemException
 
+    from ._failure import fake_problem
     from ._hygiene import text_problems
     from ._scenarios import quote_read
 
-    if not isinstance(failure, LLMReadableException) or _from_the_fake(failure):
+    # A failure from the fake upstream's own problem is the test's, not a leak of the tool:
+    # the plugin fails the test with it.
+    if not isinstance(failure, LLMReadableException) or fake_problem(failure) is not None:
         return
     cause = failure.__cause__
     leaked = (
@@ -81,22 +84,6 @@ def record_runner_failure(
     }
     entry["verdict"] = verdict(entry)
     config.stash.setdefault(REPORT, []).append(entry)
-
-
-def _from_the_fake(failure: BaseException) -> bool:
-    """Whether the failure comes from a problem of the test's fake upstream (an unmatched
-    request, a sequence run out): the plugin fails the test with it, and the tool leaked
-    nothing."""
-    import sys
-
-    # Only a loaded fake can have raised one; importing it here would pull respx in.
-    fake = sys.modules.get(f"{__package__}._fake")
-    if fake is None:
-        return False
-    from pytest_nucleo._chain import iter_chain
-
-    problems = (fake.UnmatchedRequestError, fake.UnexpectedCallError)
-    return any(isinstance(member, problems) for member in iter_chain(failure))
 
 
 def observations(config: pytest.Config) -> list[dict[str, Any]]:
