@@ -88,7 +88,7 @@ def _check_pattern(match: Any) -> re.Pattern[str] | None:
         ) from None
 
 
-def fake_problem(exc: BaseException) -> AssertionError | None:
+def fake_problem(exc: BaseException) -> BaseException | None:
     """The fake upstream's own problem (an unmatched request, a sequence run out) that ``exc``
     comes from, whatever the tool made of it; else None."""
     # Only a loaded fake can have raised one; importing it here would pull respx in.
@@ -96,7 +96,18 @@ def fake_problem(exc: BaseException) -> AssertionError | None:
     if fake is None:
         return None
     problems = (fake.UnmatchedRequestError, fake.UnexpectedCallError)
-    return next((m for m in iter_chain(exc) if isinstance(m, problems)), None)
+    # The runner logs a masked copy of a failure, whose foreign levels are stand-ins of the
+    # same module and name: those count too.
+    names = {(kind.__module__, kind.__qualname__) for kind in problems}
+    return next(
+        (
+            member
+            for member in iter_chain(exc)
+            if isinstance(member, problems)
+            or (type(member).__module__, type(member).__qualname__) in names
+        ),
+        None,
+    )
 
 
 def _fake_problem(exc: BaseException) -> str | None:
@@ -104,6 +115,8 @@ def _fake_problem(exc: BaseException) -> str | None:
     problem = fake_problem(exc)
     if problem is None:
         return None
+    if not isinstance(problem, AssertionError):  # a logged stand-in: its message is all it has
+        return str(problem)
     from ._fake import problem_report
 
     return problem_report([problem])
