@@ -29,6 +29,7 @@ _call_failed = pytest.StashKey[bool]()
 _options = pytest.StashKey[dict[str, Any]]()
 _guard = pytest.StashKey[_network.Guard]()
 _testing_before = pytest.StashKey[bool]()
+_upstream = pytest.StashKey["FakeUpstream"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -187,9 +188,42 @@ def pytest_runtest_makereport(
             report.longrepr = message
         else:
             report.sections.append(("pytest-nucleo network guard", message))
-    if report.when == "call":
+    upstream = item.stash.get(_upstream, None)
+    if upstream is not None and upstream.problems and report.when in ("setup", "call"):
+        _lead_with_upstream_problems(report, call, upstream)
+    if report.when in ("setup", "call"):  # (no call after a failed setup)
         item.stash[_call_failed] = report.failed
     return report
+
+
+def _lead_with_upstream_problems(
+    report: pytest.TestReport, call: pytest.CallInfo[None], upstream: FakeUpstream
+) -> None:
+    """Fail the test with what the fake upstream found wrong (an unmatched request, a sequence
+    run out), even when the tool swallowed the error or turned it into a failure of the set:
+    that is the cause, and what the test then failed with only follows from it."""
+    from pytest_nucleo._chain import iter_chain
+
+    problems = list(upstream.problems)
+    message = upstream.take_problems()
+    if message is None:
+        return
+    if report.skipped:  # skipped or xfailed: keep that outcome, and say what went wrong
+        report.sections.append(("pytest-nucleo fake upstream", message))
+        return
+    if report.failed and call.excinfo is not None:
+        raised = call.excinfo.value
+        crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", None)
+        own = str(crash).splitlines()[0] if crash else type(raised).__name__
+        # The same failure when it came from a problem (through the tool, or fails_with
+        # naming it); another one is said in a line, the fix of the problem coming first.
+        same = any(member in problems for member in iter_chain(raised)) or any(
+            str(problem) in own for problem in problems
+        )
+        if not same:
+            message += f"\n\nAfter it, the test failed with: {own}"
+    report.outcome = "failed"
+    report.longrepr = message
 
 
 def _marker_options(item: pytest.Item) -> dict[str, Any]:
@@ -247,11 +281,20 @@ def fake_upstream(request: pytest.FixtureRequest) -> Generator[FakeUpstream, Non
     if options is None:  # ...unless the fixture was requested before that hook ran
         options = _marker_options(request.node)
     upstream = FakeUpstream(**{k: v for k, v in options.items() if k in _UPSTREAM_OPTIONS})
-    with upstream:
+    request.node.stash[_upstream] = upstream  # its problems lead the test's report
+    upstream.start()
+    try:
         yield upstream
-        if request.node.stash.get(_call_failed, False):
-            upstream.problems.clear()  # the test already failed; don't bury its message
-            upstream.assert_all_called = False
+    finally:
+        upstream.stop()
+    if request.node.stash.get(_call_failed, False):
+        upstream.problems.clear()  # the test already failed; don't bury its message
+        upstream.assert_all_called = False
+    message = upstream.failure_message()
+    if message is not None:
+        # Reported as a message: a traceback here would show this fixture's source, which
+        # says nothing about the test.
+        pytest.fail(message, pytrace=False)
 
 
 @pytest.fixture
@@ -349,9 +392,6 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         text += " (every row: -v or --nucleo-matrix=all)"
     for line in _wrapped(text, width):
         write(line)
-    hint = _report.new_snapshots_hint(entries)
-    for line in _wrapped(hint or "", width):
-        write(line, yellow=True)
     path = config.getoption("--nucleo-report")
     if path:
         write(f"report written to {', '.join(str(p) for p in _report.report_paths(path))}")
@@ -360,6 +400,24 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         for problem in problems:  # one line each, whole, so that CI logs can be searched
             write(f"  {problem}", red=True)
         _say_so_on_the_last_line(terminalreporter, problems)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True, specname="pytest_terminal_summary")
+def pytest_terminal_summary_new_snapshots(
+    terminalreporter: Any, exitstatus: int, config: pytest.Config
+) -> Generator[None, None, None]:
+    """After everything else of the summary (the outermost wrapper ends last), just above
+    pytest's last line: say once how to store the texts that have no snapshot yet. A first
+    run fails each such scenario, as syrupy fails a missing snapshot, and this is where the
+    reader of those failures looks next."""
+    try:
+        return (yield)
+    finally:
+        from pytest_nucleo.testing import _report
+
+        hint = _report.new_snapshots_hint(_report.observations(config))
+        for line in _wrapped(hint or "", _terminal_width(terminalreporter)):
+            terminalreporter.write_line(line, yellow=True)
 
 
 def _say_so_on_the_last_line(terminalreporter: Any, problems: list[str]) -> None:

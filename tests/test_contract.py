@@ -572,7 +572,8 @@ def test_a_renamed_service_shows_up(pytester: pytest.Pytester) -> None:
         [
             "*the model text does not name the service 'Store': the text of every upstream"
             " failure names the service, so the model knows which one*",
-            "(every rule: README.md#the-rules-a-scenario-checks)",
+            '(every rule: the docs, "The rules a scenario checks" '
+            "(docs/explanation/failure-contract.md#the-rules-a-scenario-checks))",
         ]
     )
     outcomes = result.parseoutcomes()
@@ -592,3 +593,23 @@ def test_no_message_cites_a_numbered_rule() -> None:
         for match in re.finditer(r"CONTRACT\s*(?:section\s*)?\d", path.read_text())
     ]
     assert cited == []
+
+
+def test_a_request_off_the_endpoint_says_to_fix_the_endpoint() -> None:
+    import httpx
+
+    from pytest_nucleo.testing import contract_matrix, respond
+
+    def get_order(number: str) -> object:
+        return httpx.get(f"https://shop.example/v2/orders/{number}").json()
+
+    scenario = contract_matrix("fetch", valid_response=respond(200, json={}))[0]
+    seen = scenario.observe(
+        get_order, {"number": "1"}, endpoint="GET https://shop.example/orders/1"
+    )
+    # No fake_upstream line to add: a scenario's route is the endpoint, which is what to fix.
+    assert seen.violation == (
+        "no fake route for GET https://shop.example/v2/orders/1: the tool requested something "
+        "other than the contract's endpoint GET https://shop.example/orders/1; set endpoint to "
+        "the method and URL the valid call requests"
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import pickle
 import subprocess
 import sys
 from collections.abc import Callable
@@ -264,15 +265,23 @@ def test_an_unmatched_request_fails_even_when_the_tool_swallows_it(client: str) 
         upstream.stop()
     (problem,) = upstream.problems
     assert isinstance(problem, UnmatchedRequestError)
-    message = str(problem)
-    assert "no route matches GET https://api.upstream.example/items/7?full=1" in message
-    assert "GET https://api.upstream.example/items/42 -> respond 200" in message
-    assert (
-        "Add a route for it: fake_upstream.get('https://api.upstream.example/items/7')"
-        ".respond(200, json=...)" in message
+    assert str(problem) == "no fake route for GET https://api.upstream.example/items/7?full=1"
+    copy = pickle.loads(pickle.dumps(problem))
+    assert (str(copy), copy.route_line, copy.routes) == (
+        str(problem),
+        problem.route_line,
+        problem.routes,
     )
-    with pytest.raises(AssertionError, match="no route matches GET"):
+    with pytest.raises(AssertionError) as caught:
         upstream.verify()
+    assert str(caught.value).splitlines() == [
+        "no fake route for GET https://api.upstream.example/items/7?full=1",
+        "Add a route for it to the test, with the answer the tool should get:",
+        '    fake_upstream.get("https://api.upstream.example/items/7").respond(200, json=...)',
+        "The test's routes:",
+        "    GET https://api.upstream.example/items/42 -> respond 200",
+        'See the docs, "Fake upstream failures" (docs/how-to/fake-upstream.md).',
+    ]
 
 
 @clients
@@ -380,10 +389,18 @@ def test_the_fixture_fails_a_test_whose_tool_swallowed_an_unmatched_request(
         """
     )
     result = pytester.runpytest("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=2, errors=2)
-    result.stdout.fnmatch_lines(
-        ["*fake_upstream: no route matches GET https://api.upstream.example/missing*"]
-    )
+    result.assert_outcomes(failed=2)
+    for test in ("test_requests", "test_aiohttp"):
+        result.stdout.fnmatch_lines(
+            [
+                f"*_ {test} _*",
+                "no fake route for GET https://api.upstream.example/missing",
+                "Add a route for it to the test, with the answer the tool should get:",
+                '    fake_upstream.get("https://api.upstream.example/missing")'
+                ".respond(200, json=...)",
+            ],
+            consecutive=True,
+        )
 
 
 @clients

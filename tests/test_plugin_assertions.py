@@ -53,7 +53,10 @@ def test_fails_with_a_foreign_exception_says_so_and_shows_the_cause() -> None:
     assert "the call raised KeyError, which is outside the failure set" in message
     assert "A system error occurred in the tool." in message
     assert "Technical cause: KeyError: 'eta'" in message
-    assert "decorate the tool with @llm_errors" in message
+    # @llm_errors would make a KeyError a SystemException: no help here, so not suggested.
+    assert message.endswith(
+        "Technical cause: KeyError: 'eta'\nRaise InvalidInputException where this fails."
+    )
 
 
 def test_fails_with_a_system_exception_says_so() -> None:
@@ -290,3 +293,51 @@ def test_failure_messages_mask_what_the_cause_carried() -> None:
         client_call()
     assert secret not in str(info.value)
     assert "Technical cause: RuntimeError" in str(info.value)
+
+
+def test_fails_with_match_is_searched_in_the_model_text() -> None:
+    with fails_with(nucleo.ResourceNotFoundException, match=r"identifier \"99\"") as failure:
+        not_found()
+    assert failure.explanation.startswith("No order was found")
+    with (
+        pytest.raises(FAIL) as info,
+        fails_with(nucleo.ResourceNotFoundException, match="^identifier"),
+    ):
+        not_found()  # re.search, but anchored: the text starts otherwise
+    assert str(info.value).splitlines()[:3] == [
+        "ResourceNotFoundException was raised, but the model text does not match the pattern.",
+        "Pattern: '^identifier'",
+        "Model text:",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("match", "error", "message"),
+    [
+        (
+            "order (",
+            ValueError,
+            "match='order (' is not a valid regular expression (missing ), unterminated "
+            "subpattern at position 6); to find the text as it is written, pass "
+            "match=re.escape(...)",
+        ),
+        (
+            b"order",
+            TypeError,
+            "match must be a regular expression (a str or re.compile(...) of a str) searched in "
+            "the model text, got b'order'",
+        ),
+        (
+            re.compile(b"order"),
+            TypeError,
+            "match must be a regular expression (a str or re.compile(...) of a str) searched in "
+            "the model text, got re.compile(b'order')",
+        ),
+    ],
+)
+def test_fails_with_a_bad_pattern_says_what_to_pass(
+    match: object, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error) as caught:
+        fails_with(nucleo.ResourceNotFoundException, match=match)  # type: ignore[arg-type]
+    assert str(caught.value) == message

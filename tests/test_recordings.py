@@ -293,7 +293,9 @@ def test_a_bad_recording_names_the_file_and_the_entry(
     message = str(error)
     assert message.startswith(str(path) + (f", entry {entry}: " if entry else ": "))
     assert says in message
-    assert 'the README, section "Recorded failures"' in message
+    assert message.endswith(
+        '. See the docs, "Replay recorded failures" (docs/how-to/recorded-failures.md).'
+    )
 
 
 def test_a_missing_recording_is_a_clear_error(tmp_path: Path) -> None:

@@ -68,12 +68,35 @@ def test_a_missing_snapshot_is_new_and_the_user_is_told_once(
     assert "changed" not in first.stdout.str()
     hint = [line for line in first.outlines if "--snapshot-update" in line]
     assert len(hint) == 1
+    # Each new text fails its scenario, as syrupy fails a missing snapshot, with the text alone.
+    first.stdout.fnmatch_lines(
+        [
+            "_* TestGood.test_contract[[]status-404[]] _*",
+            "TestGood.get_order [status-404]: no snapshot stores this text yet (a new text; the "
+            "end of the run says how to store it). The model read:",
+            'No order was found with the identifier "00000042". *',
+            "[[]This error may be correctable*",
+            "_* TestGood.test_contract[[]status-413[]] _*",
+        ],
+        consecutive=True,
+    )
+    assert "does not exist!" not in first.stdout.str()  # syrupy's own message, per scenario
+    # Said once, last, just above pytest's last line.
     first.stdout.fnmatch_lines(
         [
             f"*{FETCH_SCENARIOS - 1} new (no snapshot yet)*",
-            f"{FETCH_SCENARIOS - 1} scenario text(s) have no snapshot yet (verdict new): read*",
+            "=* short test summary info =*",
+            "FAILED test_get_order.py::TestGood::test_contract[[]status-400[]] - *",
         ]
     )
+    assert first.outlines[-2:] == [
+        f"{FETCH_SCENARIOS - 1} scenario text(s) have no snapshot yet (verdict new): read them "
+        "in the failures above, then run pytest --snapshot-update to store them, and commit the "
+        "snapshot files",
+        first.outlines[-1],
+    ]
+    assert first.outlines[-1].startswith("=")
+    assert " failed, 1 passed in " in first.outlines[-1]
 
 
 def test_each_json_row_has_its_verdict_and_the_bounded_text_the_model_read(

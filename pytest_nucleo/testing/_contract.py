@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, NoReturn, TypeVar
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
@@ -158,7 +158,7 @@ class ToolContract:
         __tracebackhide__ = True
         cls = type(self)
         if isinstance(nucleo_scenario, UnreadableRecording):
-            pytest.fail(nucleo_scenario.problem, pytrace=False)
+            _fail(nucleo_scenario.problem)
         tool_name = f"{cls.__name__}.{getattr(cls.tool, '__name__', 'tool')}"
         reason = cls.not_applicable.get(nucleo_scenario.name)
         if reason is not None:
@@ -183,18 +183,34 @@ class ToolContract:
             try:
                 assert LLMText(observation.text) == llm_snapshot
             except AssertionError:
-                observation.snapshot = "missing" if _no_snapshot(llm_snapshot) else "differs"
+                missing = _no_snapshot(llm_snapshot)
+                observation.snapshot = "missing" if missing else "differs"
                 record(request.config, observation)
-                raise
+                if not missing:
+                    raise  # syrupy's diff shows what changed for the model
+                # A first run has one such failure per scenario: each shows its text for review,
+                # and the run's summary says once how to store them all.
+                _fail(
+                    f"{tool_name} [{nucleo_scenario.name}]: no snapshot stores this text yet "
+                    f"(a new text; the end of the run says how to store it). The model read:\n"
+                    f"{observation.read or observation.text}",
+                )
             updating = bool(request.config.getoption("--snapshot-update", default=False))
             observation.snapshot = "written" if updating else "matches"
         record(request.config, observation)
         if observation.violation is not None:
-            pytest.fail(
+            _fail(
                 f"{tool_name} broke the failure contract in scenario {nucleo_scenario!r}:\n"
-                f"{observation.violation}\n(every rule: {RULES})",
-                pytrace=False,
+                f"{observation.violation}\n(every rule: {RULES})"
             )
+
+
+def _fail(message: str) -> NoReturn:
+    """Fail the scenario's test with ``message`` alone: no traceback, no chained exception.
+
+    Not hidden from tracebacks, unlike the test: pytest says "All traceback entries are
+    hidden" under a message when every frame is."""
+    raise pytest.fail.Exception(message, pytrace=False) from None
 
 
 def _no_snapshot(snapshot: SnapshotAssertion) -> bool:

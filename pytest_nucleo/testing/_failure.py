@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import sys
 from types import TracebackType
 from typing import Any, Protocol
 
@@ -14,6 +16,7 @@ from pytest_nucleo import (
     UpstreamRetryException,
     unwrap,
 )
+from pytest_nucleo._chain import iter_chain
 from pytest_nucleo._secrets import redact
 
 
@@ -68,6 +71,57 @@ def _check_expectation(expected: Any, correctable: Any, caller: str) -> None:
         )
 
 
+def _check_pattern(match: Any) -> re.Pattern[str] | None:
+    if match is None or (isinstance(match, re.Pattern) and isinstance(match.pattern, str)):
+        return match
+    if not isinstance(match, str):
+        raise TypeError(
+            f"match must be a regular expression (a str or re.compile(...) of a str) searched "
+            f"in the model text, got {match!r}"
+        )
+    try:
+        return re.compile(match)
+    except re.error as error:
+        raise ValueError(
+            f"match={match!r} is not a valid regular expression ({error}); to find the text "
+            "as it is written, pass match=re.escape(...)"
+        ) from None
+
+
+def fake_problem(exc: BaseException) -> BaseException | None:
+    """The fake upstream's own problem (an unmatched request, a sequence run out) that ``exc``
+    comes from, whatever the tool made of it; else None."""
+    # Only a loaded fake can have raised one; importing it here would pull respx in.
+    fake = sys.modules.get(f"{__package__}._fake")
+    if fake is None:
+        return None
+    problems = (fake.UnmatchedRequestError, fake.UnexpectedCallError)
+    # The runner logs a masked copy of a failure, whose foreign levels are stand-ins of the
+    # same module and name: those count too.
+    names = {(kind.__module__, kind.__qualname__) for kind in problems}
+    return next(
+        (
+            member
+            for member in iter_chain(exc)
+            if isinstance(member, problems)
+            or (type(member).__module__, type(member).__qualname__) in names
+        ),
+        None,
+    )
+
+
+def _fake_problem(exc: BaseException) -> str | None:
+    """The fake upstream's report of the problem ``exc`` comes from, or None."""
+    problem = fake_problem(exc)
+    if problem is None:
+        return None
+    if not isinstance(problem, AssertionError):  # a logged stand-in: its message is all it has
+        return str(problem)
+    from ._fake import problem_report
+
+    return problem_report([problem])
+
+
 def _technical(exc: BaseException) -> str:
     """The technical message and its cause, masked: it lands in test output and CI logs."""
     text = f"{type(exc).__name__}: {exc}"
@@ -92,11 +146,15 @@ def _mismatch(
         )
     if not isinstance(got, LLMReadableException):
         seen = unwrap(got, component="the tool")
+        fix = f"Raise {name} where this fails"
+        # What @llm_errors makes of it is ``seen``: suggest the decorator only when that is
+        # what the test expects; it turns most foreign exceptions into a SystemException.
+        if _mismatch(seen, expected, correctable) is None:
+            fix += f", or decorate the tool with @llm_errors, which turns it into {name}"
         return (
             f"Expected {name}, but the call raised {type(got).__name__}, which is outside the "
             f"failure set. The model would read it as:\n{seen.explain_to_llm()}\n"
-            f"Technical cause: {_technical(got)}\n"
-            f"Raise {name} where this fails, or decorate the tool with @llm_errors."
+            f"Technical cause: {_technical(got)}\n{fix}."
         )
     if isinstance(got, SystemException) and not issubclass(expected, SystemException):
         return (
@@ -124,16 +182,24 @@ class fails_with:  # noqa: N801 - used like pytest.raises
 
     ``with fails_with(InvalidInputException, correctable=True) as failure: tool(...)``.
     A foreign exception, or one that reached the model as a SystemException, fails with a
-    message that says so and shows the technical cause.
+    message that says so and shows the technical cause. ``match`` is a regular expression
+    searched (``re.search``) in the model text, as ``pytest.raises(match=...)`` searches the
+    exception's message; to check the whole text, compare ``failure.explanation`` with a
+    snapshot instead.
     """
 
     def __init__(
-        self, expected: type[LLMReadableException], *, correctable: bool | None = None
+        self,
+        expected: type[LLMReadableException],
+        *,
+        correctable: bool | None = None,
+        match: str | re.Pattern[str] | None = None,
     ) -> None:
         __tracebackhide__ = True
         _check_expectation(expected, correctable, "fails_with")
         self.expected = expected
         self.correctable = correctable
+        self.match = _check_pattern(match)
         self.failure = Failure()
 
     def __enter__(self) -> Failure:
@@ -148,11 +214,23 @@ class fails_with:  # noqa: N801 - used like pytest.raises
         __tracebackhide__ = True
         if exc is not None and not isinstance(exc, Exception):
             return False  # KeyboardInterrupt, CancelledError, pytest's own outcomes
+        fake_problem = None if exc is None else _fake_problem(exc)
+        if fake_problem is not None:
+            # Without the chain: each exception in it would repeat the URL, the last the fix.
+            raise pytest.fail.Exception(fake_problem, pytrace=False) from None
         problem = _mismatch(exc, self.expected, self.correctable)
         if problem is not None:
             pytest.fail(problem, pytrace=exc is not None)
         assert isinstance(exc, LLMReadableException)
         self.failure._fill(exc)
+        if self.match is not None and not self.match.search(self.failure.explanation):
+            # Without the chain: the exception is the expected one, only its text is not.
+            raise pytest.fail.Exception(
+                f"{self.expected.__name__} was raised, but the model text does not match the "
+                f"pattern.\nPattern: {self.match.pattern!r}\n"
+                f"Model text:\n{self.failure.explanation}",
+                pytrace=False,
+            ) from None
         return True
 
 
@@ -169,6 +247,9 @@ def assert_error_result(
     ``expected`` and its text is exactly that exception's ``explain_to_llm()``."""
     __tracebackhide__ = True
     _check_expectation(expected, correctable, "assert_error_result")
+    fake_problem = None if result.exception is None else _fake_problem(result.exception)
+    if fake_problem is not None:
+        pytest.fail(fake_problem, pytrace=False)
     if not result.is_error:
         pytest.fail(
             f"Expected an error result with {expected.__name__}, but the tool succeeded. "

@@ -23,16 +23,35 @@ import httpx
 import respx
 from respx.models import AllMockedAssertionError
 
+from pytest_nucleo._chain import iter_chain
+
 from ._backends import Backend, backend_factories
+from ._docs import docs_ref
 from ._pages import Server, error_page
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 
-DOCS = 'the README, section "fake_upstream"'
+DOCS = docs_ref("docs/how-to/fake-upstream.md", "Fake upstream failures", section=False)
 
 
 class UnmatchedRequestError(AllMockedAssertionError):
-    """A request reached the fake upstream and no route matched it."""
+    """A request reached the fake upstream and no route matched it.
+
+    Its message is one line, ``no fake route for GET <url>``: it travels inside whatever the
+    tool makes of it (a SystemException's technical message, a log record). The whole report,
+    with the line that adds the route, is :func:`problem_report`'s, which the plugin, ``verify``
+    and ``fails_with`` show once.
+    """
+
+    def __init__(self, method: str, url: str, route_line: str, routes: tuple[str, ...]) -> None:
+        self.method = method
+        self.url = url
+        self.route_line = route_line
+        self.routes = routes
+        super().__init__(f"no fake route for {method} {url}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.method, self.url, self.route_line, self.routes))
 
 
 class UnexpectedCallError(AssertionError):
@@ -324,9 +343,41 @@ def _route_line(request: httpx.Request) -> str:
     matches any query)."""
     method = request.method.lower()
     call = method if method in ("get", "post", "put", "patch", "delete") else None
+    # httpx percent-encodes a quote in a URL, so the URL fits between double quotes as it is.
     url = str(request.url.copy_with(query=None))
-    where = f"{call}({url!r})" if call else f"route({request.method!r}, {url!r})"
+    where = f'{call}("{url}")' if call else f'route("{request.method}", "{url}")'
     return f"fake_upstream.{where}.respond(200, json=...)"
+
+
+def problem_report(problems: list[AssertionError]) -> str:
+    """What the fake upstream found wrong, for the test's failure: each unmatched request once
+    (however often the tool retried it), then the lines that add their routes, each once, the
+    test's routes and where the docs explain them; then any other problem."""
+    unmatched = [p for p in problems if isinstance(p, UnmatchedRequestError)]
+    others = [str(p) for p in problems if not isinstance(p, UnmatchedRequestError)]
+    parts = []
+    if unmatched:
+        counts: dict[str, int] = {}
+        for error in unmatched:
+            counts[str(error)] = counts.get(str(error), 0) + 1
+        heads = [f"{head} ({n} requests)" if n > 1 else head for head, n in counts.items()]
+        lines = list(dict.fromkeys(error.route_line for error in unmatched))
+        routes = unmatched[-1].routes or ("(none)",)
+        parts.append(
+            "\n".join(
+                [
+                    *heads,
+                    "Add a route for "
+                    + ("it" if len(lines) == 1 else "each")
+                    + " to the test, with the answer the tool should get:",
+                    *(f"    {line}" for line in lines),
+                    "The test's routes:",
+                    *(f"    {route}" for route in routes),
+                    f"See {DOCS}.",
+                ]
+            )
+        )
+    return "\n\n".join([*parts, *dict.fromkeys(others)])
 
 
 class FakeUpstream:
@@ -404,19 +455,34 @@ class FakeUpstream:
         return error
 
     def _unmatched(self, request: httpx.Request) -> UnmatchedRequestError:
-        routes = "\n".join(f"  {r.describe()}" for r in self.routes) or "  (none)"
         error = UnmatchedRequestError(
-            f"fake_upstream: no route matches {request.method} {request.url}.\n"
-            f"Routes:\n{routes}\n"
-            f"Add a route for it: {_route_line(request)}. See {DOCS}"
+            request.method,
+            str(request.url),
+            _route_line(request),
+            tuple(r.describe() for r in self.routes),
         )
         self._problem(error)
         return error
 
+    def take_problems(self) -> str | None:
+        """The report of what went wrong so far (see :func:`problem_report`), or None; the
+        problems are then forgotten, so that each is reported once."""
+        if not self.problems:
+            return None
+        report = problem_report(self.problems)
+        self.problems.clear()
+        return report
+
     def verify(self) -> None:
         """Fail when a request went unmatched, a sequence ran out, or a route was never called."""
         __tracebackhide__ = True
-        messages = [str(p) for p in self.problems]
+        message = self.failure_message()
+        if message is not None:
+            raise AssertionError(message)
+
+    def failure_message(self) -> str | None:
+        """What :meth:`verify` fails with, or None when all is well."""
+        messages = [problem_report(self.problems)] if self.problems else []
         if self.assert_all_called:
             unused = [r for r in self.routes if not r.called]
             if unused:
@@ -426,8 +492,7 @@ class FakeUpstream:
                     "Remove them, or mark the test @pytest.mark.nucleo(assert_all_called=False) "
                     "if calling them is optional."
                 )
-        if messages:
-            raise AssertionError("\n\n".join(messages))
+        return "\n\n".join(messages) if messages else None
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -464,3 +529,12 @@ class FakeUpstream:
         self.stop()
         if exc is None:
             self.verify()
+        elif isinstance(exc, Exception) and self.problems:
+            # The fake's problem leads: what the tool made of an unmatched request (a
+            # SystemException, an error result the test then asserted on) follows from it.
+            ours = any(member in self.problems for member in iter_chain(exc))
+            report = problem_report(self.problems)
+            self.problems.clear()
+            if ours:
+                raise AssertionError(report) from None
+            raise AssertionError(report) from exc

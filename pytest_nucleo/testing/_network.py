@@ -20,7 +20,9 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
-DOCS = 'the README, section "The network guard"'
+from ._docs import docs_ref
+
+DOCS = docs_ref("docs/how-to/fake-upstream.md", "The network guard")
 
 
 class NetworkBlockedError(ConnectionRefusedError):

@@ -26,10 +26,11 @@ from pytest_nucleo._excerpt import safe_endpoint
 from pytest_nucleo._secrets import MASK, redact
 from pytest_nucleo._status import HttpThrottledStatusException, http_exception
 
+from ._docs import docs_ref
 from ._fake import respond
 from ._scenarios import NOT_JSON, Expectation, Kind, Observation, Scenario, status_expectation
 
-DOCS = 'the README, section "Recorded failures"'
+DOCS = docs_ref("docs/how-to/recorded-failures.md", "Replay recorded failures", section=False)
 
 FORMATS = ("_har", "_cassette")
 """The modules that read a kind of recording, asked in this order whether a file is theirs."""

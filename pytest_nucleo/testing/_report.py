@@ -50,10 +50,13 @@ def record_runner_failure(
     """
     from pytest_nucleo import LLMReadableException, SystemException
 
+    from ._failure import fake_problem
     from ._hygiene import text_problems
     from ._scenarios import quote_read
 
-    if not isinstance(failure, LLMReadableException):
+    # A failure from the fake upstream's own problem is the test's, not a leak of the tool:
+    # the plugin fails the test with it.
+    if not isinstance(failure, LLMReadableException) or fake_problem(failure) is not None:
         return
     cause = failure.__cause__
     leaked = (
@@ -228,8 +231,8 @@ def new_snapshots_hint(entries: list[dict[str, Any]]) -> str | None:
     if not new:
         return None
     return (
-        f"{new} scenario text(s) have no snapshot yet (verdict new): read them, then run "
-        "pytest --snapshot-update to store them"
+        f"{new} scenario text(s) have no snapshot yet (verdict new): read them in the failures "
+        "above, then run pytest --snapshot-update to store them, and commit the snapshot files"
     )
 
 

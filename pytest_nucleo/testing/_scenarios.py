@@ -4,7 +4,7 @@ A scenario arranges a fake upstream for one call, runs the tool, and checks what
 class (by meaning, so a carrier wrapped by ``wrap_with_context`` still counts; a throttle by the
 outermost class, which is what the model reads), its correctability, an empty result for a
 search that found nothing, a text that names the service, and a clean, secret-free text. A
-broken rule fails with a message that says the rule in words (the README lists them all under
+broken rule fails with a message that says the rule in words (the docs list them all under
 "The rules a scenario checks").
 """
 
@@ -32,6 +32,7 @@ from pytest_nucleo._secrets import MASK, redact
 from pytest_nucleo._status import THROTTLE_RULE_STATUSES
 from pytest_nucleo._text import seconds
 
+from ._docs import docs_ref
 from ._fake import (
     FakeUpstream,
     Outcome,
@@ -184,11 +185,15 @@ class Scenario:
         route = upstream.route(method, url).always(self.outcome)
         error: BaseException | None = None
         value: Any = None
-        with upstream:
-            try:
-                value = call_tool(tool, arguments)
-            except Exception as exc:
-                error = exc
+        # Started and stopped by hand, not verified on exit: the scenario judges the fake's
+        # problems itself, with advice that fits a contract.
+        upstream.start()
+        try:
+            value = call_tool(tool, arguments)
+        except Exception as exc:
+            error = exc
+        finally:
+            upstream.stop()
         if not route.called and not upstream.problems:
             seen.violation = (
                 f"the tool never called {method} {url}, so this scenario tested nothing: check "
@@ -196,7 +201,13 @@ class Scenario:
             )
             return seen
         if upstream.problems:
-            seen.violation = str(upstream.problems[0])
+            # The scenario's only route is the contract's endpoint: a fake_upstream line to add
+            # would not help here, the endpoint is what to fix.
+            seen.violation = (
+                f"{upstream.problems[0]}: the tool requested something other than the "
+                f"contract's endpoint {method} {url}; set endpoint to the method and URL the "
+                "valid call requests"
+            )
             return seen
         quote = self._judge(seen, error, value, secrets, is_empty, service_name)
         if seen.text is not None:
@@ -399,9 +410,8 @@ def _fail(cls: type[LLMReadableException], correctable: bool, rule: str) -> Expe
     return Expectation(cls, correctable, rule)
 
 
-# The rules, in words: each violation says the whole rule it broke. The README lists them
-# under "The rules a scenario checks".
-RULES = "README.md#the-rules-a-scenario-checks"
+# The rules, in words: each violation says the whole rule it broke; the docs list them all.
+RULES = docs_ref("docs/explanation/failure-contract.md", "The rules a scenario checks")
 BAD_INPUT = "a 400, 413 or 422 means the call was wrong: an InvalidInputException, correctable"
 CREDENTIALS = (
     "a 401 or 403 means the service rejected the tool's credentials: an UnauthorizedException, "

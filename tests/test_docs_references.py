@@ -1,0 +1,64 @@
+"""The docs pages the package's messages point to exist, and the messages name them alike."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from pathlib import Path
+
+import pytest
+
+import pytest_nucleo
+import pytest_nucleo.testing
+from pytest_nucleo.testing import _docs
+from pytest_nucleo.testing._docs import docs_ref
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = Path(pytest_nucleo.__file__).resolve().parent
+
+
+def _import_every_testing_module() -> None:
+    for module in pkgutil.walk_packages(
+        pytest_nucleo.testing.__path__, f"{pytest_nucleo.testing.__name__}."
+    ):
+        importlib.import_module(module.name)
+
+
+def test_a_reference_names_the_section_and_its_anchor(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_docs, "REFERENCES", set())  # these pages are made up
+    assert (
+        docs_ref("docs/how-to/fake-upstream.md", "The network guard")
+        == 'the docs, "The network guard" (docs/how-to/fake-upstream.md#the-network-guard)'
+    )
+    assert (
+        docs_ref("docs/how-to/fake-upstream.md", "Fake upstream failures", section=False)
+        == 'the docs, "Fake upstream failures" (docs/how-to/fake-upstream.md)'
+    )
+    # The anchor mkdocs gives a heading: punctuation dropped, spaces and dashes joined.
+    assert docs_ref("docs/x.md", "Fake a throttle: 429 & Retry-After").endswith(
+        "(docs/x.md#fake-a-throttle-429-retry-after)"
+    )
+
+
+def test_every_page_a_message_names_exists() -> None:
+    _import_every_testing_module()
+    pages = {page for page, _ in _docs.REFERENCES}
+    assert pages >= {
+        "docs/how-to/fake-upstream.md",
+        "docs/how-to/recorded-failures.md",
+        "docs/explanation/failure-contract.md",
+    }
+    missing = sorted(page for page in pages if not (ROOT / page).is_file())
+    assert missing == []
+
+
+def test_no_message_points_anywhere_but_the_docs_pages() -> None:
+    # A reference written by hand, outside docs_ref, is checked here too.
+    written = set()
+    for path in PACKAGE.rglob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        written.update(re.findall(r"docs/[\w./-]+?\.md", source))
+        assert "the README, section" not in source, path
+        assert "README.md#" not in source, path
+    assert sorted(page for page in written if not (ROOT / page).is_file()) == []
