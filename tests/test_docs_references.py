@@ -62,3 +62,13 @@ def test_no_message_points_anywhere_but_the_docs_pages() -> None:
         assert "the README, section" not in source, path
         assert "README.md#" not in source, path
     assert sorted(page for page in written if not (ROOT / page).is_file()) == []
+
+
+def test_every_heading_a_message_names_is_a_heading_of_its_page() -> None:
+    _import_every_testing_module()
+    missing = []
+    for page, heading in sorted(_docs.REFERENCES):
+        text = (ROOT / page).read_text(encoding="utf-8")
+        if not re.search(rf"^#+ {re.escape(heading)}$", text, re.MULTILINE):
+            missing.append(f"{page}: {heading}")
+    assert missing == []
