@@ -52,7 +52,7 @@ MAPPED_STATUSES = (400, 401, 403, 404, 413, 422, 429, 500, 502, 503)
 BODY_KINDS = ("json", "html", "text", "empty", "huge", "binary", "secret")
 """The kinds of error body `error_bodies` can draw."""
 HUGE_BODY_SIZE = 256 * 1024
-"""The size in bytes of a "huge" error body: larger than any text the model may read."""
+"""The size in bytes of a "huge" error body, above the runner's default text limit."""
 
 __all__ = [
     "BODY_KINDS",
