@@ -20,7 +20,8 @@ def test_the_two_commands_are_the_ones_ci_and_newcomers_run() -> None:
     )
     assert run_tests.endswith("pip install -e '.[test]' && python -m pytest -n auto")
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert "python -m pip install --quiet -e '.[test]'" in ci
+    assert "python -m pip install --quiet -e '.[test,docs]'" in ci
+    assert re.search(r"^NO_MKDOCS_2_WARNING=1 python -m mkdocs build --strict ", ci, re.M)
     assert ci.rstrip().endswith("python -m pytest -n auto")
 
 
