@@ -48,8 +48,11 @@ from . import ExternalServiceException, body_says_throttled, parse_retry_after
 T = TypeVar("T")
 
 MAPPED_STATUSES = (400, 401, 403, 404, 413, 422, 429, 500, 502, 503)
+"""The statuses with a class of their own in the HTTP mapping; :func:`http_statuses` favours them."""
 BODY_KINDS = ("json", "html", "text", "empty", "huge", "binary", "secret")
+"""The kinds of error body :func:`error_bodies` can draw."""
 HUGE_BODY_SIZE = 256 * 1024
+"""The size in bytes of a "huge" error body, above the runner's default text limit."""
 
 __all__ = [
     "BODY_KINDS",

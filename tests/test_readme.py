@@ -1,5 +1,6 @@
-"""What the README promises beyond its code blocks (which tests/test_docs.py runs): the two
-commands a newcomer runs are the ones CI runs, and the first one shows what the README says."""
+"""What the README promises beyond its code blocks (which tests/test_docs.py runs): it stays
+short, the commands a newcomer runs are the ones CI runs, the first one shows what the README
+says, and the model text it shows is the one its example test stores."""
 
 from __future__ import annotations
 
@@ -8,20 +9,52 @@ import re
 import subprocess
 import sys
 
+from pytest_nucleo.testing import FakeUpstream
 from tests._doc_blocks import ALL, ROOT
 
 README = [block for block in ALL if block.page == "README.md"]
 
 
-def test_the_two_commands_are_the_ones_ci_and_newcomers_run() -> None:
-    install_and_run, run_tests = (block.code.strip() for block in README if block.lang == "sh")
+def test_the_readme_is_short() -> None:
+    # The README is the front door; the docs site under docs/ holds the rest.
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) < 200, f"README.md has {len(lines)} lines: move content into docs/"
+
+
+def test_the_commands_are_the_ones_ci_and_newcomers_run() -> None:
+    install_and_run, run_tests, serve_docs = (
+        block.code.strip() for block in README if block.lang == "sh"
+    )
     assert install_and_run.endswith(
         "pip install '.[httpx2,requests,aiohttp]' && pytest examples -v"
     )
     assert run_tests.endswith("pip install -e '.[test]' && python -m pytest -n auto")
+    assert serve_docs == "pip install -e '.[docs]' && mkdocs serve"
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert "python -m pip install --quiet -e '.[test]'" in ci
+    assert "python -m pip install --quiet -e '.[test,docs]'" in ci
+    assert re.search(r"^NO_MKDOCS_2_WARNING=1 python -m mkdocs build --strict ", ci, re.M)
     assert ci.rstrip().endswith("python -m pytest -n auto")
+
+
+def test_the_text_the_readme_shows_is_what_its_example_test_stores() -> None:
+    class Stored:
+        """Stands in for llm_snapshot: keeps what the test compares with it."""
+
+        text = ""
+
+        def __eq__(self, other: object) -> bool:
+            self.text = str(other)
+            return True
+
+    example = next(block for block in README if block.lang == "python" and block.is_test_module)
+    shown = next(block for block in README if block.lang == "text" and block.line > example.line)
+    namespace: dict[str, object] = {}
+    exec(compile(example.code, example.id, "exec"), namespace)
+    (test,) = (value for name, value in namespace.items() if name.startswith("test_"))
+    stored = Stored()
+    with FakeUpstream() as upstream:
+        test(upstream, stored)  # type: ignore[operator]
+    assert stored.text == shown.code.rstrip("\n")
 
 
 def test_the_first_command_prints_the_failure_matrix_of_both_examples() -> None:
@@ -48,3 +81,18 @@ def test_the_examples_are_collected_by_the_test_command() -> None:
     assert 'testpaths = ["tests", "examples"]' in pyproject
     for example in ("orders", "chemistry"):
         assert (ROOT / "examples" / example / "__snapshots__" / f"test_{example}.txt").is_file()
+
+
+def test_the_readme_links_into_pages_that_exist() -> None:
+    # Relative links work on the repository host; mkdocs does not build the README, so its
+    # links are checked here.
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(((?:docs|examples)/[^)#]+)(?:#([^)]+))?\)", text)
+    assert len(links) >= 10, links
+    for path, anchor in links:
+        page = ROOT / path
+        assert page.is_file(), path
+        if anchor:
+            headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), re.M)
+            slugs = {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-") for h in headings}
+            assert anchor in slugs, f"{path}#{anchor}"
