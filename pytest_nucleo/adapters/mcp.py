@@ -6,31 +6,32 @@ server (``mcp.server.mcpserver.MCPServer``, called ``FastMCP`` before mcp 2) or 
 imports ``mcp`` (``fastmcp`` is only touched when you pass one of its servers), and
 ``import pytest_nucleo`` imports neither.
 
-- :func:`mcp_tool` wraps a tool function once, under the server's own decorator::
+:func:`mcp_tool` wraps a tool function once, under the server's own decorator::
 
-      @server.tool()
-      @mcp_tool
-      def get_order(order_number: str) -> str: ...
+    @server.tool()
+    @mcp_tool
+    def get_order(order_number: str) -> str: ...
 
-  Every call runs through :func:`~pytest_nucleo.run_tool` / :func:`~pytest_nucleo.arun_tool`. A
-  failure comes back as an MCP error result (``isError: true``) whose only content is the
-  ``explain_to_llm()`` text; an exception outside the set comes back as the SystemException
-  text, never its own message. The name, docstring and signature are kept, so the server builds
-  the same input schema as for the bare function.
-  ``@mcp_tool(name="fetch_order", retries=5, timeout=10, limiters=[shop])`` takes the runner's
-  options (:class:`~pytest_nucleo.adapters.RunnerOptions`); ``name`` also names the tool for
-  the server, so the model calls it by the name its failure texts use. A name given to the
-  server's decorator instead (``@server.tool(name="fetch_order")``) works as well: the
-  failure texts use the name the model called.
+Every call runs through :func:`~pytest_nucleo.run_tool` / :func:`~pytest_nucleo.arun_tool`. A
+failure comes back as an MCP error result (``isError: true``) whose only content is the
+``explain_to_llm()`` text; an exception outside the set comes back as the SystemException text,
+never its own message. The name, docstring and signature are kept, so the server builds the
+same input schema as for the bare function.
+``@mcp_tool(name="fetch_order", retries=5, timeout=10, limiters=[shop])`` takes the runner's
+options (:class:`~pytest_nucleo.adapters.RunnerOptions`); ``name`` also names the tool for the
+server, so the model calls it by the name its failure texts use. A name given to the server's
+decorator instead (``@server.tool(name="fetch_order")``) works as well: the failure texts use
+the name the model called.
 
-  A success reads as the runner's text (a string as it is, anything else as sorted-key JSON,
-  bounded by ``text_limit``), the same under both servers and every other adapter. A tool
-  whose return annotation gives it an output schema also sends ``structuredContent``, built by
-  the server's own rules; MCP content (``Image``, ``Audio``, fastmcp's ``File``, content
-  blocks, a ``CallToolResult``) is handed to the server unchanged, which converts it natively.
-- :func:`call_mcp_tool` (and :func:`acall_mcp_tool` under a running event loop) calls a tool
-  through the server's own in-memory client and returns an :class:`MCPReceived`: the error flag
-  and the exact text the model reads, ready for ``assert received.text == llm_snapshot``.
+A success reads as the runner's text (a string as it is, anything else as sorted-key JSON,
+bounded by ``text_limit``), the same under both servers and every other adapter. A tool whose
+return annotation gives it an output schema also sends ``structuredContent``, built by the
+server's own rules; MCP content (``Image``, ``Audio``, fastmcp's ``File``, content blocks, a
+``CallToolResult``) is handed to the server unchanged, which converts it natively.
+
+:func:`call_mcp_tool` (and :func:`acall_mcp_tool` under a running event loop) calls a tool
+through the server's own in-memory client and returns an :class:`MCPReceived`: the error flag
+and the exact text the model reads, ready for ``assert received.text == llm_snapshot``.
 
 Why the adapter *returns* an error result instead of raising: both servers prefix or hide what
 a raised exception says. In mcp 2.3 ``MCPServer`` sends a ``ToolError`` as
