@@ -8,6 +8,7 @@ every failure kind: the snapshot file shows, side by side, that they deliver the
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import subprocess
@@ -18,7 +19,7 @@ from typing import Any
 import adapter_tools
 import fastmcp
 import pytest
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from syrupy.assertion import SnapshotAssertion
 
@@ -406,6 +407,36 @@ def test_a_name_given_to_the_server_s_decorator_is_the_name_the_text_uses(
     assert received.text.startswith("A system error occurred in fetch_order.")
     received = call_mcp_tool(served, "fetch_order", {"order_number": "1042"})
     assert (received.is_error, received.text) == (False, '{"items": null, "number": "1042"}')
+
+
+@pytest.mark.nucleo(expect_leaks=True)
+def test_a_tool_taking_its_own_context_keeps_it_and_the_server_s_name() -> None:
+    seen: list[object] = []
+
+    def get_order(order_number: str, ctx: Context) -> str:  # type: ignore[type-arg]
+        """Fetch one order; a bug on "13"."""
+        seen.append(ctx)
+        return dict[str, str]()["eta"] if order_number == "13" else f"order {order_number}"
+
+    served = official_server()
+    served.tool(name="fetch_order")(mcp_tool(get_order))
+    received = call_mcp_tool(served, "fetch_order", {"order_number": "13"})
+    assert received.text.startswith("A system error occurred in fetch_order.")
+    assert call_mcp_tool(served, "fetch_order", {"order_number": "7"}).text == "order 7"
+    assert all(isinstance(ctx, Context) for ctx in seen)
+    assert len(seen) == 2
+
+
+@pytest.mark.nucleo(expect_leaks=True)
+def test_a_partial_is_wrapped_and_runs_under_its_own_name() -> None:
+    # A partial has no type hints to carry the server's Context, so a name given only to
+    # the server is not seen: give it to mcp_tool(name=...), as the docs say.
+    served = official_server()
+    served.tool()(mcp_tool(name="fetch_order")(functools.partial(get_order, include_items=True)))
+    received = call_mcp_tool(served, "fetch_order", {"order_number": "13"})
+    assert received.text.startswith("A system error occurred in fetch_order.")
+    received = call_mcp_tool(served, "fetch_order", {"order_number": "10-42"})
+    assert (received.is_error, received.text.endswith(CORRECTABLE_HINT)) == (True, True)
 
 
 @pytest.mark.nucleo(expect_leaks=True)

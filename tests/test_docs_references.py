@@ -29,11 +29,11 @@ def test_a_reference_names_the_section_and_its_anchor(monkeypatch: pytest.Monkey
     monkeypatch.setattr(_docs, "REFERENCES", set())  # these pages are made up
     assert (
         docs_ref("docs/how-to/fake-upstream.md", "The network guard")
-        == 'the docs, "The network guard" (docs/how-to/fake-upstream.md#the-network-guard)'
+        == 'pytest-nucleo\'s docs, "The network guard" (docs/how-to/fake-upstream.md#the-network-guard)'
     )
     assert (
         docs_ref("docs/how-to/fake-upstream.md", "Fake upstream failures", section=False)
-        == 'the docs, "Fake upstream failures" (docs/how-to/fake-upstream.md)'
+        == 'pytest-nucleo\'s docs, "Fake upstream failures" (docs/how-to/fake-upstream.md)'
     )
     # The anchor mkdocs gives a heading: punctuation dropped, spaces and dashes joined.
     assert docs_ref("docs/x.md", "Fake a throttle: 429 & Retry-After").endswith(

@@ -280,8 +280,29 @@ def test_an_unmatched_request_fails_even_when_the_tool_swallows_it(client: str) 
         '    fake_upstream.get("https://api.upstream.example/items/7").respond(200, json=...)',
         "The test's routes:",
         "    GET https://api.upstream.example/items/42 -> respond 200",
-        'See the docs, "Fake upstream failures" (docs/how-to/fake-upstream.md).',
+        'See pytest-nucleo\'s docs, "Fake upstream failures" (docs/how-to/fake-upstream.md).',
     ]
+
+
+def test_an_unmatched_request_s_message_masks_secrets_and_its_route_line_is_python() -> None:
+    # A test may send a real key read from the environment: CI logs keep the failure.
+    upstream = FakeUpstream(assert_all_called=False).start()
+    try:
+        with contextlib.suppress(BaseException):
+            httpx.get(
+                "https://api.upstream.example/files\\x1/new?token=sk-abcdefghijklmnopqrstuvwx&page=2"
+            )
+    finally:
+        upstream.stop()
+    (problem,) = upstream.problems
+    assert isinstance(problem, UnmatchedRequestError)
+    assert str(problem) == (
+        "no fake route for GET https://api.upstream.example/files\\x1/new?token=[REDACTED]&page=2"
+    )
+    assert "sk-abcdefghijklmnopqrstuvwx" not in (upstream.failure_message() or "")
+    # The line to add is Python as it stands: the backslash is escaped, not an escape.
+    route = compile(problem.route_line, "<route line>", "eval").co_consts
+    assert "https://api.upstream.example/files\\x1/new" in route
 
 
 @clients

@@ -99,7 +99,7 @@ def test_a_refused_connection_fails_the_test_even_when_the_tool_swallows_it(
             "not reach the network. Fake the upstream with the fake_upstream fixture, e.g. "
             "fake_upstream.get('https://api.upstream.example/...').respond(200, json=...); or, "
             "if the test really needs the network, mark it "
-            "@pytest.mark.nucleo(allow_network=True). See the docs, "
+            "@pytest.mark.nucleo(allow_network=True). See pytest-nucleo's docs, "
             '"The network guard" (docs/how-to/fake-upstream.md#the-network-guard).',
         ]
     )

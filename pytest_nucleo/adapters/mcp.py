@@ -93,6 +93,8 @@ _CONTEXT_KWARG = "_pytest_nucleo_context"
 def _called_name(wrapper: Callable[..., Any], kwargs: dict[str, Any]) -> str | None:
     """The name a server called ``wrapper`` by, when given to the server's own decorator."""
     context = kwargs.pop(_CONTEXT_KWARG, None)
+    if context is None:  # a tool taking a Context of its own: the server fills that one alone
+        context = next((value for value in kwargs.values() if isinstance(value, Context)), None)
     if isinstance(context, Context):
         try:
             params = context.request_context.params  # MCPServer: the tools/call request
@@ -187,8 +189,10 @@ def mcp_tool(func: F | None = None, /, **options: Unpack[RunnerOptions]) -> F | 
             options=checked,
             called_name=_called_name,
         )
-        # A copy: functools.wraps shares the function's own annotations dict.
-        wrapped.__annotations__ = {**target.__annotations__, _CONTEXT_KWARG: Context}
+        own = getattr(target, "__annotations__", None)
+        if isinstance(own, dict):  # a function; a partial or a callable object has no hints
+            # A new dict: functools.wraps shares the function's own.
+            wrapped.__annotations__ = {**own, _CONTEXT_KWARG: Context}
         setattr(wrapped, _WRAPPED_MARK, True)
         return wrapped  # type: ignore[return-value]  # same signature, by functools.wraps
 

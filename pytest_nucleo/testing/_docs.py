@@ -1,8 +1,10 @@
 """Where the package's messages send a reader: a page of the docs site, or a section of one.
 
 Every message that points to the docs renders its reference with :func:`docs_ref`, so they all
-read alike (``the docs, "The network guard" (docs/how-to/fake-upstream.md#the-network-guard)``)
-and a test can check that each page they name exists.
+read alike, ``pytest-nucleo's docs, "The network guard"
+(docs/how-to/fake-upstream.md#the-network-guard)`` (the page's path in the project's
+repository, which the site is built from), and a test can check that each page they name
+exists.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ def _anchor(heading: str) -> str:
 
 
 def docs_ref(page: str, heading: str, *, section: bool = True) -> str:
-    """``the docs, "<heading>" (<page>#<anchor>)``: a section of ``page``; with
+    """``pytest-nucleo's docs, "<heading>" (<page>#<anchor>)``: a section of ``page``; with
     ``section=False``, ``heading`` is the page's own title and the link is the page."""
     REFERENCES.add((page, heading))
     where = f"{page}#{_anchor(heading)}" if section else page
-    return f'the docs, "{heading}" ({where})'
+    return f'pytest-nucleo\'s docs, "{heading}" ({where})'

@@ -11,6 +11,7 @@ routes there are (never a fake timeout), and a route never called fails the test
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ import respx
 from respx.models import AllMockedAssertionError
 
 from pytest_nucleo._chain import iter_chain
+from pytest_nucleo._secrets import redact
 
 from ._backends import Backend, backend_factories
 from ._docs import docs_ref
@@ -180,11 +182,14 @@ def html_error(
     page is as small as the real one. For an HTML body on a 2xx, use ``not_json()``.
     """
     page = error_page(_check_status(status), server=server, size=size)
+    bodies: dict[str, bytes] = {}  # built once per host: a padded page may be megabytes
 
     def produce(request: httpx.Request) -> httpx.Response:
         host = request.url.host
+        if host not in bodies:
+            bodies[host] = page.body(host)
         return httpx.Response(
-            status, content=page.body(host), headers=page.headers(host), request=request
+            status, content=bodies[host], headers=page.headers(host), request=request
         )
 
     return Outcome(page.description, produce)
@@ -338,14 +343,23 @@ class _StrictRouter(respx.MockRouter):
             raise self._upstream._unmatched(request) from None
 
 
+def _shown_url(url: httpx.URL) -> str:
+    """``url`` for a message that CI logs keep: secret-looking tokens masked (a test may send
+    a real key it read from the environment), the query kept, since a route's query decides
+    what it matches."""
+    shown = redact(str(url.copy_with(query=None)))
+    query = url.query.decode("ascii", "backslashreplace")
+    return f"{shown}?{redact(query)}" if query else shown
+
+
 def _route_line(request: httpx.Request) -> str:
     """The line that adds a route for ``request``, its query left out (a route without one
     matches any query)."""
     method = request.method.lower()
     call = method if method in ("get", "post", "put", "patch", "delete") else None
-    # httpx percent-encodes a quote in a URL, so the URL fits between double quotes as it is.
-    url = str(request.url.copy_with(query=None))
-    where = f'{call}("{url}")' if call else f'route("{request.method}", "{url}")'
+    # A Python string literal of the URL, whatever it holds (a backslash, a quote).
+    url = json.dumps(_shown_url(request.url.copy_with(query=None)), ensure_ascii=False)
+    where = f"{call}({url})" if call else f'route("{request.method}", {url})'
     return f"fake_upstream.{where}.respond(200, json=...)"
 
 
@@ -457,7 +471,7 @@ class FakeUpstream:
     def _unmatched(self, request: httpx.Request) -> UnmatchedRequestError:
         error = UnmatchedRequestError(
             request.method,
-            str(request.url),
+            _shown_url(request.url),
             _route_line(request),
             tuple(r.describe() for r in self.routes),
         )
@@ -533,8 +547,7 @@ class FakeUpstream:
             # The fake's problem leads: what the tool made of an unmatched request (a
             # SystemException, an error result the test then asserted on) follows from it.
             ours = any(member in self.problems for member in iter_chain(exc))
-            report = problem_report(self.problems)
-            self.problems.clear()
+            report = self.take_problems()
             if ours:
                 raise AssertionError(report) from None
             raise AssertionError(report) from exc
