@@ -26,7 +26,7 @@ from pytest_nucleo import (
 )
 
 TEXT_LIMIT = 2200
-"""Longest ``explain_to_llm()`` of an HTTP failure, documented in the README: a service name
+"""Longest ``explain_to_llm()`` of an HTTP failure, documented in the docs ("Write a service client"): a service name
 (200), an endpoint (300) and a body excerpt (1,000) in fixed wording, plus the hint line."""
 
 CASES = 100_000
@@ -317,7 +317,7 @@ def test_canaries_never_reach_texts_or_logs(caplog: pytest.LogCaptureFixture) ->
                     assert value not in shown
                 checked += 1
             # httpx's own "HTTP Request: GET <url>" INFO line prints the URL with userinfo and
-            # query; that logger is not ours (the README says to keep it at WARNING).
+            # query; that logger is not ours (the docs say to keep it at WARNING).
             ours = [r for r in caplog.records if r.name != "httpx"]
             logged = "".join(f"{r.getMessage()}{caplog.handler.format(r)}" for r in ours)
             for value in canaries.values():

@@ -8,7 +8,7 @@ SHARED_LIMITER = """
 import pytest
 import pytest_nucleo as nucleo
 
-# As the README recommends: one limiter per upstream, at module level, shared by its tools.
+# As the docs recommend ("Share a limiter"): one limiter per upstream, at module level, shared by its tools.
 shop = nucleo.RateLimiter("shop", max_requests=20, window_seconds=60)
 
 
