@@ -44,6 +44,7 @@ from __future__ import annotations
 import math
 import pickle
 import reprlib
+import sys
 from typing import Any, ClassVar, final
 
 from ._message import described
@@ -603,3 +604,10 @@ class TransientErrorRetryException(UpstreamRetryException):
 
 
 _ABSTRACT = (LLMReadableException, LLMReadableCheckedException, LLMReadableRuntimeException)
+
+# hypothesis' st.from_type learns these classes when hypothesis is loaded too. Its entry point
+# only imports pytest_nucleo._hypothesis, so that `import hypothesis` costs nothing in a
+# process that never uses the failure set; if this module comes second, it registers them.
+_hypothesis_entry = sys.modules.get("pytest_nucleo._hypothesis")
+if _hypothesis_entry is not None:
+    _hypothesis_entry.failure_set_loaded()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_nucleo.testing import _network
+from pytest_nucleo.testing import _extras, _network
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
@@ -265,6 +265,7 @@ def fake_upstream(request: pytest.FixtureRequest) -> Generator[FakeUpstream, Non
     ``.throttle(retry_after=...)``, ``.html_error(...)``, ``.not_json()``, ``.sequence(...)``.
     Strict: an unmatched request and a route never called fail the test.
     """
+    _require("fake_upstream", ("respx",))
     for other, client in (
         ("httpx_mock", "httpx"),
         ("respx_mock", "httpx"),
@@ -298,12 +299,29 @@ def fake_upstream(request: pytest.FixtureRequest) -> Generator[FakeUpstream, Non
 
 
 @pytest.fixture
-def llm_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+def llm_snapshot(request: pytest.FixtureRequest) -> SnapshotAssertion:
     """syrupy's ``snapshot``, storing model texts exactly as the model reads them, one ``.txt``
     file per test module. ``pytest --snapshot-update`` writes them."""
+    _require("llm_snapshot", ("syrupy",))
     from pytest_nucleo.testing import LLMTextSnapshotExtension
 
+    snapshot: SnapshotAssertion = request.getfixturevalue("snapshot")
     return snapshot.use_extension(LLMTextSnapshotExtension)
+
+
+def _require(fixture: str, modules: tuple[str, ...]) -> None:
+    message = _extras.needs(fixture, modules)
+    if message is not None:
+        pytest.fail(message, pytrace=False)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """One header line when the test stack is incomplete, so the reason is on screen before
+    the first fixture that needs it fails."""
+    absent = _extras.missing()
+    if not absent:
+        return None
+    return f"pytest-nucleo: {', '.join(absent)} not installed; {_extras.INSTALL} brings them"
 
 
 def pytest_assertrepr_compare(

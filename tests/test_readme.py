@@ -26,7 +26,7 @@ def test_the_commands_are_the_ones_ci_and_newcomers_run() -> None:
         block.code.strip() for block in README if block.lang == "sh"
     )
     assert install_and_run.endswith(
-        "pip install '.[httpx2,requests,aiohttp]' && pytest examples -v"
+        "pip install '.[pytest,httpx2,requests,aiohttp]' && pytest examples -v"
     )
     assert run_tests.endswith("pip install -e '.[test]' && python -m pytest -n auto")
     assert serve_docs == "pip install -e '.[docs]' && mkdocs serve"
