@@ -197,7 +197,7 @@ def wrap_with_context(
         wrapped = UpstreamThrottleException(
             service_name,
             f"{step}: {found.llm_message}",
-            found.retry_after,  # type: ignore[attr-defined]  # kept by its constructor
+            found.retry_after,
             llm_message=f"The external service {one_line(service_name, VALUE_LIMIT)} is "
             f"limiting our requests during {one_line(step, VALUE_LIMIT)}: {found.llm_message}",
         )

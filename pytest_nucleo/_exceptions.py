@@ -235,6 +235,11 @@ class InvalidInputException(CorrectableLLMException):
     (the HTTP carriers use it to quote what the server said).
     """
 
+    # Set by the constructor (through _keep); declared so that type checkers see them.
+    parameter_name: str
+    invalid_value: object
+    validation_rule: str
+
     def __init__(
         self,
         parameter_name: str,
@@ -266,6 +271,10 @@ class ResourceNotFoundException(CorrectableLLMException):
     (return an empty result) or outages (:class:`ExternalServiceException`).
     ``llm_message`` replaces the model text.
     """
+
+    # Set by the constructor (through _keep); declared so that type checkers see them.
+    resource_type: str
+    identifier: object
 
     def __init__(
         self, resource_type: str, identifier: object, *, llm_message: str | None = None
@@ -303,6 +312,10 @@ class ExternalServiceException(UncorrectableLLMException):
     :class:`UpstreamThrottleException`.
     """
 
+    # Set by the constructor (through _keep); declared so that type checkers see them.
+    service_name: str
+    error_details: str
+
     def __init__(
         self,
         service_name: str,
@@ -328,6 +341,9 @@ class UpstreamThrottleException(ExternalServiceException):
 
     ``retry_after`` is how many seconds it asked us to wait, when it said.
     """
+
+    # Set by the constructor (through _keep); declared so that type checkers see them.
+    retry_after: float | None
 
     def __init__(
         self,
@@ -362,6 +378,10 @@ class UnauthorizedException(UncorrectableLLMException):
     For a person who lacks access under the application's own rules, raise
     :class:`PermissionDeniedException`. ``llm_message`` replaces the model text.
     """
+
+    # Set by the constructor (through _keep); declared so that type checkers see them.
+    service_name: str
+    reason: str
 
     def __init__(self, service_name: str, reason: str, *, llm_message: str | None = None) -> None:
         service = one_line(service_name, VALUE_LIMIT)
@@ -403,6 +423,10 @@ class SystemException(UncorrectableLLMException):
     Anything raised outside the set reaches the model as one of these.
     """
 
+    # Set by the constructor (through _keep); declared so that type checkers see them.
+    component: str
+    technical_message: str
+
     def __init__(
         self, component: str, technical_message: str, cause: BaseException | None = None
     ) -> None:
@@ -429,6 +453,9 @@ class JobCancelledException(UncorrectableLLMException):
 
 class JobTimeoutException(UncorrectableLLMException):
     """Raised by the runtime: the call ran past its time budget, in seconds."""
+
+    # Set by the constructor (through _keep); declared so that type checkers see them.
+    budget: float
 
     def __init__(self, budget: float) -> None:
         if not (math.isfinite(budget) and budget >= 0):
@@ -459,6 +486,9 @@ class ContextOverflowException(UncorrectableLLMException):
 
 class PromptNotFoundException(UncorrectableLLMException):
     """Raised by the runtime: no prompt source holds the key."""
+
+    # Set by the constructor (through _keep); declared so that type checkers see them.
+    key: str
 
     def __init__(self, key: str) -> None:
         shown = render_value(key)
@@ -496,6 +526,12 @@ class UncorrectableRuntimeLLMException(LLMReadableRuntimeException):
 class QuotaExhaustedException(UncorrectableRuntimeLLMException):
     """Raised by the runtime: the model provider's account has run out of money or quota."""
 
+    # Set by the constructor (through _keep); declared so that type checkers see them.
+    provider: str
+    account: str
+    model: str | None
+    detail: str | None
+
     def __init__(
         self, provider: str, account: str, model: str | None = None, detail: str | None = None
     ) -> None:
@@ -521,6 +557,9 @@ class SpendCapExceededException(UncorrectableRuntimeLLMException):
 class ModelNotFoundException(UncorrectableRuntimeLLMException):
     """Raised by the runtime: the model catalog holds no model with this id."""
 
+    # Set by the constructor (through _keep); declared so that type checkers see them.
+    model_id: str
+
     def __init__(self, model_id: str) -> None:
         super().__init__(f"The model catalog holds no model with the id {render_value(model_id)}.")
         self._keep(model_id=model_id)
@@ -531,6 +570,11 @@ class ProviderRefusalException(UncorrectableRuntimeLLMException):
 
     Carries ``model``, ``category`` and ``explanation`` for a caller that resubmits elsewhere.
     """
+
+    # Set by the constructor (through _keep); declared so that type checkers see them.
+    model: str
+    category: str | None
+    explanation: str | None
 
     def __init__(
         self, model: str, category: str | None = None, explanation: str | None = None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Protocol
+
 import pytest
 
 # The frameworks come with the `test` extra (or each adapter's own extra); a plain
@@ -15,6 +17,9 @@ from mcp.server.mcpserver import MCPServer  # noqa: E402
 import pytest_nucleo as nucleo  # noqa: E402
 from pytest_nucleo.adapters import langchain, mcp, openai_agents, pydantic_ai  # noqa: E402
 
+if TYPE_CHECKING:
+    from syrupy.assertion import SnapshotAssertion
+
 server = MCPServer("shop")
 server.tool()(mcp.mcp_tool(shop_tools.get_order))
 for_langchain = langchain.langchain_tool(shop_tools.get_order)
@@ -25,13 +30,22 @@ for_agents_sdk = openai_agents.nucleo_function_tool(shop_tools.get_order)
 def through_each_framework(order_number: str) -> dict[str, tuple[bool, str]]:
     """(error flag, text the model receives) for one call, per framework."""
     args = {"order_number": order_number}
-    received = {
+    received: dict[str, Received] = {
         "mcp": mcp.call_mcp_tool(server, "get_order", args),
         "pydantic-ai": pydantic_ai.call_through_agent(for_pydantic_ai, args),
         "langchain": langchain.invoke_tool(for_langchain, args),
         "openai-agents": openai_agents.run_through_agents(for_agents_sdk, args),
     }
     return {name: (r.is_error, r.text) for name, r in received.items()}
+
+
+class Received(Protocol):
+    """What each framework's call helper returns: the error flag and the model's text."""
+
+    @property
+    def is_error(self) -> bool: ...
+    @property
+    def text(self) -> str: ...
 
 
 def explanation_of(order_number: str) -> str:
@@ -50,7 +64,9 @@ def explanation_of(order_number: str) -> str:
         pytest.param("00000429", id="throttled"),
     ],
 )
-def test_every_framework_delivers_the_same_text(order_number, llm_snapshot):
+def test_every_framework_delivers_the_same_text(
+    order_number: str, llm_snapshot: SnapshotAssertion
+) -> None:
     expected = explanation_of(order_number)
     assert through_each_framework(order_number) == {
         "mcp": (True, expected),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from github_issues import TOKEN, get_issue
 
-from pytest_nucleo.testing import ToolContract, respond
+from pytest_nucleo.testing import FakeUpstream, ToolContract, respond
 
 ISSUE = {"number": 42, "title": "Widgets wobble", "state": "open"}
 
@@ -21,7 +21,7 @@ class TestGetIssueContract(ToolContract):
     recorded = ["examples/recorded/cassettes/*.json"]
 
 
-def test_an_issue_is_fetched(fake_upstream):
+def test_an_issue_is_fetched(fake_upstream: FakeUpstream) -> None:
     fake_upstream.get("https://api.github.com/repos/octo-org/widgets/issues/42").respond(
         200, json=ISSUE
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sys
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 import pytest
 
@@ -37,15 +37,19 @@ def failure_set() -> list[str]:
     )
 
 
-class Failure:
+E = TypeVar("E", bound=LLMReadableException)
+"""The class a test expects; ``Failure[E].exception`` is typed as it, as with ``pytest.raises``."""
+
+
+class Failure(Generic[E]):
     """What a failed call left for the model; filled in when the ``fails_with`` block ends."""
 
-    exception: LLMReadableException
+    exception: E
     explanation: LLMText
     """The exact ``explain_to_llm()`` text: what the model reads."""
     llm_message: str
 
-    def _fill(self, exception: LLMReadableException) -> None:
+    def _fill(self, exception: E) -> None:
         self.exception = exception
         self.explanation = LLMText(exception.explain_to_llm())
         self.llm_message = exception.llm_message
@@ -176,7 +180,7 @@ def _mismatch(
     return None
 
 
-class fails_with:  # noqa: N801 - used like pytest.raises
+class fails_with(Generic[E]):  # noqa: N801 - used like pytest.raises
     """Like ``pytest.raises``, for the failure set: checks the class, its correctability, and
     gives the text the model reads as ``.explanation``.
 
@@ -190,7 +194,7 @@ class fails_with:  # noqa: N801 - used like pytest.raises
 
     def __init__(
         self,
-        expected: type[LLMReadableException],
+        expected: type[E],
         *,
         correctable: bool | None = None,
         match: str | re.Pattern[str] | None = None,
@@ -200,9 +204,9 @@ class fails_with:  # noqa: N801 - used like pytest.raises
         self.expected = expected
         self.correctable = correctable
         self.match = _check_pattern(match)
-        self.failure = Failure()
+        self.failure: Failure[E] = Failure()
 
-    def __enter__(self) -> Failure:
+    def __enter__(self) -> Failure[E]:
         return self.failure
 
     def __exit__(
@@ -221,7 +225,7 @@ class fails_with:  # noqa: N801 - used like pytest.raises
         problem = _mismatch(exc, self.expected, self.correctable)
         if problem is not None:
             pytest.fail(problem, pytrace=exc is not None)
-        assert isinstance(exc, LLMReadableException)
+        assert isinstance(exc, self.expected)
         self.failure._fill(exc)
         if self.match is not None and not self.match.search(self.failure.explanation):
             # Without the chain: the exception is the expected one, only its text is not.
@@ -241,8 +245,8 @@ class _ResultLike(Protocol):
 
 
 def assert_error_result(
-    result: _ResultLike, expected: type[LLMReadableException], *, correctable: bool | None = None
-) -> Failure:
+    result: _ResultLike, expected: type[E], *, correctable: bool | None = None
+) -> Failure[E]:
     """``fails_with`` for a ``ToolResult`` from ``run_tool``: the result is an error of class
     ``expected`` and its text is exactly that exception's ``explain_to_llm()``."""
     __tracebackhide__ = True
@@ -259,8 +263,8 @@ def assert_error_result(
     problem = _mismatch(result.exception, expected, correctable)
     if problem is not None:
         pytest.fail(problem, pytrace=False)
-    assert isinstance(result.exception, LLMReadableException)
-    failure = Failure()
+    assert isinstance(result.exception, expected)
+    failure: Failure[E] = Failure()
     failure._fill(result.exception)
     if result.text != failure.explanation:
         pytest.fail(
