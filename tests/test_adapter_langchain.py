@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from tests._frameworks import needs_frameworks
+
+needs_frameworks("langchain_core", "langgraph", "langchain")
+
 import asyncio
 import logging
 import subprocess

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from adapter_tools import SECRET
 
+from tests._frameworks import imports_of, needs_frameworks
+
 TESTS = str(Path(__file__).parent)
 
 LEAKY = '''
@@ -90,6 +92,7 @@ print(run_through_agents(nucleo_function_tool(leaky), {"order_number": "1"}).is_
 
 @pytest.mark.parametrize("framework", sorted(SCRIPTS))
 def test_no_secret_reaches_stderr_through_the_framework_s_logging(framework: str) -> None:
+    needs_frameworks(*imports_of(SCRIPTS[framework]))
     code = textwrap.dedent(LEAKY) + SCRIPTS[framework]
     done = subprocess.run(
         [sys.executable, "-c", code],

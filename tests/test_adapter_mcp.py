@@ -7,6 +7,10 @@ every failure kind: the snapshot file shows, side by side, that they deliver the
 
 from __future__ import annotations
 
+from tests._frameworks import needs_frameworks
+
+needs_frameworks("mcp", "fastmcp")
+
 import asyncio
 import functools
 import inspect

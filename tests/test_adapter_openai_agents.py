@@ -6,6 +6,10 @@ is the ``function_call_output`` the model reads on its next turn.
 
 from __future__ import annotations
 
+from tests._frameworks import needs_frameworks
+
+needs_frameworks("agents")
+
 import asyncio
 import copy
 import logging

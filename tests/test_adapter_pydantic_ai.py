@@ -6,6 +6,10 @@ texts are snapshotted as the model receives them.
 
 from __future__ import annotations
 
+from tests._frameworks import needs_frameworks
+
+needs_frameworks("pydantic_ai", "openai", "anthropic")
+
 import asyncio
 import inspect
 import json

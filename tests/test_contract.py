@@ -3,6 +3,7 @@ tools that break the contract one way each fail with a message naming the broken
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import logging
 from pathlib import Path
@@ -557,6 +558,8 @@ def test_alongside_syrupys_unused_snapshot_detection(pytester: pytest.Pytester) 
     skipped.assert_outcomes(passed=FETCH_SCENARIOS - 1, skipped=1)
     assert skipped.ret == 0
     # A contract removed altogether leaves its snapshots unused: syrupy fails the run, as usual.
+    if int(importlib.metadata.version("syrupy").split(".")[0]) < 7:
+        pytest.skip("syrupy before 7 does not look at a file that no longer uses snapshots")
     pytester.makepyfile(test_get_order="def test_nothing_here():\n    pass\n")
     removed = pytester.runpytest()
     removed.stdout.fnmatch_lines(["*snapshot* unused*"])

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests._doc_blocks import ALL, PAGES, ROOT, SHOWN_ONLY, Block, fence_lines
+from tests._frameworks import skip_unless_installed
 
 SCRIPTS = [b for b in ALL if b.lang == "python" and b.marker is None and not b.is_test_module]
 TEST_MODULES = [b for b in ALL if b.lang == "python" and b.marker is None and b.is_test_module]
@@ -52,9 +53,10 @@ def _run_script(block: Block) -> str:
 def _script_marks(block: Block) -> list[pytest.MarkDecorator]:
     # A script that shows a bug reaching the model as the SystemException text leaks a foreign
     # exception on purpose.
+    marks = skip_unless_installed(block.code)
     if "A system error occurred" in block.code:
-        return [pytest.mark.nucleo(expect_leaks=True)]
-    return []
+        marks.append(pytest.mark.nucleo(expect_leaks=True))
+    return marks
 
 
 @pytest.mark.parametrize(
@@ -72,7 +74,9 @@ def test_output_block_is_what_the_script_above_prints(block: Block) -> None:
     assert _run_script(above[-1]) == block.code
 
 
-@pytest.mark.parametrize("block", TEST_MODULES, ids=[b.id for b in TEST_MODULES])
+@pytest.mark.parametrize(
+    "block", [pytest.param(b, id=b.id, marks=skip_unless_installed(b.code)) for b in TEST_MODULES]
+)
 def test_test_block_passes(pytester: pytest.Pytester, block: Block) -> None:
     tests = len(re.findall(r"^(?:async )?def test_", block.code, re.M))
     pytester.makepyfile(test_docs_block=block.code)

@@ -3,6 +3,10 @@ refused with a 503, and timed out, each surfacing as the mcp client surfaces it.
 
 from __future__ import annotations
 
+from tests._frameworks import needs_frameworks
+
+needs_frameworks("mcp")
+
 from typing import Any
 
 import anyio

@@ -3,6 +3,10 @@ SDK raises its own error for a throttle, a server error and a read timeout, as i
 
 from __future__ import annotations
 
+from tests._frameworks import needs_frameworks
+
+needs_frameworks("anthropic", "openai")
+
 import asyncio
 from collections.abc import Callable
 from typing import Any

@@ -88,7 +88,7 @@ def test_the_wheel_holds_the_package_and_its_metadata(dists: dict[str, Path]) ->
     assert urls == PROJECT_URLS
     # The plain install needs httpx alone; the test stack comes with the `pytest` extra.
     always = [req for req in metadata.get_all("Requires-Dist", []) if "extra ==" not in req]
-    assert always == ["httpx>=0.27"]
+    assert always == ["httpx>=0.28"]
     for name in TEST_STACK:
         assert any(
             req.startswith(name) and "extra == 'pytest'" in req

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+PYTEST_9 = int(pytest.__version__.split(".")[0]) >= 9
+
 # One tool per client the fake serves, each behind @llm_errors, asking for a URL no test routes.
 TOOLS = """
 import asyncio
@@ -121,12 +123,13 @@ def test_an_unmatched_request_behind_llm_errors_leads_with_the_route_to_add(
             result.stdout.fnmatch_lines(
                 [f"_* {way}[[]{client}[]] _*", *UNMATCHED, "*"], consecutive=True
             )
-            result.stdout.fnmatch_lines(
-                [
-                    f"FAILED test_books.py::{way}[[]{client}[]] - no fake route for GET "
-                    "https://books.example/books/2?full=1"
-                ]
-            )
+            if PYTEST_9:  # pytest 8 leaves the message off the short summary's line
+                result.stdout.fnmatch_lines(
+                    [
+                        f"FAILED test_books.py::{way}[[]{client}[]] - no fake route for GET "
+                        "https://books.example/books/2?full=1"
+                    ]
+                )
     output = result.stdout.str()
     # The line to add is given once per test, never through the failure the tool made of it.
     assert output.count(ROUTE_LINE) == len(ways) * len(CLIENTS)

@@ -6,6 +6,10 @@ documented error bodies), with ``max_retries=0`` so the SDK raises its own error
 
 from __future__ import annotations
 
+from tests._frameworks import needs_frameworks
+
+needs_frameworks("anthropic", "openai")
+
 import asyncio
 import json
 from collections.abc import Callable

@@ -31,7 +31,11 @@ def test_the_commands_are_the_ones_ci_and_newcomers_run() -> None:
     assert run_tests.endswith("pip install -e '.[test]' && python -m pytest -n auto")
     assert serve_docs == "pip install -e '.[docs]' && mkdocs serve"
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert "python -m pip install --quiet -e '.[test]'" in ci  # the test extra has the docs
+    # The test extra has the docs; CI adds the frameworks, whose tests skip without them.
+    assert "python -m pip install --quiet -e '.[test,frameworks]'" in ci
+    for check in ("ruff check .", "ruff format --check .", "mypy --strict examples"):
+        assert re.search(rf"^{re.escape(check)}", ci, re.M), check
+    assert re.search(r"^bash \.ci/versions oldest$", ci, re.M)
     assert re.search(r"^NO_MKDOCS_2_WARNING=1 python -m mkdocs build --strict ", ci, re.M)
     assert ci.rstrip().endswith("python -m pytest -n auto")
 

@@ -21,6 +21,7 @@ from _pytest.fixtures import FixtureFunctionDefinition
 from pytest_nucleo import plugin
 from pytest_nucleo.__main__ import _parser
 from tests._doc_blocks import ROOT
+from tests._frameworks import needs_frameworks
 
 PUBLIC_MODULES = (
     "pytest_nucleo",
@@ -82,6 +83,8 @@ def _commands() -> list[str]:
 
 
 def _expected_entries() -> list[str]:
+    # The adapters import their framework: without the frameworks extra, this skips.
+    needs_frameworks(*(m for m in PUBLIC_MODULES if m.startswith("pytest_nucleo.adapters.")))
     names = [
         f"{module}.{name}"
         for module in PUBLIC_MODULES

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Protocol
 
 import pytest
 
-# The frameworks come with the `test` extra (or each adapter's own extra); a plain
-# `pip install .` runs the other examples and skips this one.
+# The frameworks come with the `frameworks` extra (or each adapter's own extra); without
+# them the other examples run and this one skips, saying so.
 for framework in ("mcp", "pydantic_ai", "langchain_core", "agents"):
-    pytest.importorskip(framework)
+    pytest.importorskip(framework, reason=f"needs {framework}: pip install -e '.[frameworks]'")
 
 import shop_tools  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402

@@ -8,6 +8,7 @@ A neutral failure is raised as the exception aiohttp raises for it (``ClientConn
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import re
 import sys
@@ -67,15 +68,21 @@ class ClientBackend:
 
 
 class _SentRequest:
-    """Stands for the writer of a request already sent, which aiohttp >= 3.12 asks a response
-    for (``output_size``); aioresponses 0.7 builds responses without one."""
+    """Stands for the writer of a request already sent, which the aiohttp releases that take a
+    ``stream_writer`` ask a response for (``output_size``); aioresponses 0.7 builds responses
+    without one."""
 
     output_size = 0
 
 
+# Older aiohttp releases (3.13 and before) have no such argument and reject it.
+_TAKES_STREAM_WRITER = "stream_writer" in inspect.signature(aiohttp.ClientResponse).parameters
+
+
 class _Response(aiohttp.ClientResponse):
     def __init__(self, method: str, url: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("stream_writer", _SentRequest())
+        if _TAKES_STREAM_WRITER:
+            kwargs.setdefault("stream_writer", _SentRequest())
         super().__init__(method, url, **kwargs)
 
     @property

@@ -1,0 +1,69 @@
+"""Test modules that drive an optional framework or SDK skip, saying which extra brings it.
+
+The `test` extra leaves the agent frameworks and provider SDKs out (they are half of what the
+suite would install); the `frameworks` extra brings them, and .ci/run installs both.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import importlib
+import importlib.util
+import os
+import sys
+
+import pytest
+
+INSTALL = "pip install -e '.[test,frameworks]'"
+
+
+def needs_frameworks(*modules: str) -> None:
+    """Skip the calling test module (or test) unless every one of ``modules`` imports."""
+    # pytest reports the skip at this line; the reason names the module that asked.
+    caller = sys._getframe(1).f_globals["__name__"]
+    for module in modules:
+        pytest.importorskip(
+            module, reason=f"{caller} needs {module}, from the frameworks extra: {INSTALL}"
+        )
+
+
+def missing_for(code: str) -> list[str]:
+    """The modules the Python ``code`` imports, directly or through the package's adapters, that
+    are not installed (an adapter imports its framework when imported)."""
+    missing = set()
+    for name in imports_of(code):
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as error:
+            if error.name is not None:  # the module itself, or what it imports
+                missing.add(error.name.split(".")[0])
+        except ImportError:
+            continue  # installed, but not importable here: the block's run will say why
+    return sorted(missing)
+
+
+def imports_of(code: str) -> list[str]:
+    """Every module ``code`` imports, ``from package import submodule`` included."""
+    names = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module)
+            for alias in node.names:
+                with contextlib.suppress(ImportError, ValueError):
+                    if importlib.util.find_spec(f"{node.module}.{alias.name}") is not None:
+                        names.append(f"{node.module}.{alias.name}")
+    return names
+
+
+def skip_unless_installed(code: str) -> list[pytest.MarkDecorator]:
+    """A skip mark for a docs block whose imports are not installed, naming the extra; none
+    under CI, where everything is installed and a missing module is a broken block."""
+    missing = missing_for(code)
+    if not missing or os.environ.get("CI"):
+        return []
+    return [
+        pytest.mark.skip(reason=f"needs {', '.join(missing)}, from the frameworks extra: {INSTALL}")
+    ]
