@@ -11,7 +11,7 @@ from typing import Any
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 
-class SdistWithoutGitignore(BuildHookInterface):  # type: ignore[type-arg]
+class SdistWithoutGitignore(BuildHookInterface):  # type: ignore[type-arg]  # generic over its config
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         if self.target_name == "sdist":
             build_data["force_include"] = {
