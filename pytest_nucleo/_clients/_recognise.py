@@ -5,7 +5,7 @@ from __future__ import annotations
 from pytest_nucleo._exceptions import LLMReadableCheckedException
 
 from . import ResponseView, transport_failure
-from ._kinds import host_of, transport_exception
+from ._kinds import host_of, service_host, transport_exception
 
 
 def client_failure(
@@ -29,12 +29,12 @@ def client_failure(
 
         if 200 <= seen.status <= 299:
             return None
-        named = service or seen.host or host_of(seen.endpoint) or component
+        named = service or service_host(seen.host or host_of(seen.endpoint)) or component
         failure = http_exception(
             named, seen.endpoint, seen.status, seen.body, seen.headers, known=seen.known
         )
     else:
-        called = service or seen.host or host_of(seen.url)
+        called = service or service_host(seen.host or host_of(seen.url))
         failure = transport_exception(
             called or component, exc, seen.kind, seen.method, seen.url, service_known=bool(called)
         )

@@ -111,7 +111,6 @@ def _sorted(a: ProviderAnswer) -> LLMReadableException | UpstreamRetryException:
         detail,
         llm_message=(
             f"The model provider {provider} rejected the call ({status})"
-            f"{': ' + said.rstrip('.') if said else ''}. Calling it again with the same input "
-            "will not help."
+            f"{': ' + said.rstrip('.') if said else ''}. Use another way, or tell the user."
         ),
     )
