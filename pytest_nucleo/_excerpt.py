@@ -50,9 +50,10 @@ _CHARSET = re.compile(r"(?i)\bcharset\s*=\s*[\"']?([A-Za-z0-9._:\-]+)")
 _SCHEME_AUTHORITY = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.\-]*:)?//[^/]*")
 
 
-def _visible_text(markup: str, kind: str) -> str:
-    """The words of a page (see ``page_text``), or of an XML error (see ``xml_text``)."""
-    return xml_text(markup) if kind == "xml" else page_text(markup)
+def _visible_text(markup: str, kind: str, need: int = 0) -> str:
+    """The words of a page (see ``page_text``, which stops reading once it has ``need``
+    characters), or of an XML error (see ``xml_text``)."""
+    return xml_text(markup) if kind == "xml" else page_text(markup, need)
 
 
 def _charset(content_type: str | None) -> str:
@@ -176,8 +177,8 @@ def _clean(text: str, html: str) -> str:
 def _clean_prefix(raw: str, html: str, need: int) -> str:
     """Clean the start of ``raw``, growing the piece until ``need`` characters come out (or
     all of it was cleaned): a 4 KiB window rarely needs more than its first kilobyte."""
-    if html:  # a page is parsed once, whole: a cut could fall inside a hidden element
-        return _clean(raw, html)
+    if html:  # a page is parsed once, from its start: a cut could fall in a hidden element
+        return _collapse(_visible_text(raw, html, need))
     size = 2 * need
     while True:
         text = _clean(raw[:size], html)
@@ -188,7 +189,9 @@ def _clean_prefix(raw: str, html: str, need: int) -> str:
 
 def _clean_suffix(raw: str, html: str, need: int) -> str:
     if html:
-        return _clean(raw, html)
+        # The end of a long page is its footer and closing tags, and a parser reading from
+        # the middle of a page cannot tell which element it is in: a cut page shows its head.
+        return ""
     size = 2 * need
     while True:
         text = _clean(raw[-size:], html)

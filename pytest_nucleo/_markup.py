@@ -64,8 +64,13 @@ class _PageReader(HTMLParser):
         self._open: list[tuple[str, bool]] = []  # (tag, hides its content)
         self._hidden = 0
         self._in_title = False
+        self.tags = 0
+        """Tags read so far."""
+        self.seen = 0
+        """Characters of visible text read so far (before duplicates are dropped)."""
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags += 1
         if tag == "title":
             self._in_title = True
         if tag in _BLOCKS:
@@ -101,15 +106,29 @@ class _PageReader(HTMLParser):
             self.title.append(data)
         elif not self._hidden:
             self.lines[-1] += data
+            self.seen += len(data)
 
 
-def page_text(markup: str) -> str:
+FEED = 512
+"""Characters of markup handed to the parser at a time; reading stops between two pieces."""
+
+TAG_BUDGET = 64
+"""Tags read at most: html.parser costs microseconds a tag, and an error page says what it
+has to say in its first tags (a Cloudflare page, among the longest, in about 70)."""
+
+
+def page_text(markup: str, need: int = 0) -> str:
     """The text an HTML page tells its reader: the title first, then each heading and
-    paragraph once, without boilerplate. Never raises; a page cut mid-tag reads up to the cut."""
+    paragraph once, without boilerplate. Reading stops once ``need`` characters of text were
+    seen (0: read it all) or :data:`TAG_BUDGET` tags were. Never raises; a page cut mid-tag
+    reads up to the cut."""
     reader = _PageReader()
     # html.parser raises on nothing in practice, but an excerpt never fails.
     with contextlib.suppress(Exception):
-        reader.feed(markup)
+        for start in range(0, len(markup), FEED):
+            reader.feed(markup[start : start + FEED])
+            if reader.tags >= TAG_BUDGET or (need and reader.seen >= need + need // 2):
+                break
     kept: list[str] = []
     seen = ""
     for line in [" ".join("".join(reader.title).split()), *reader.lines]:
