@@ -13,7 +13,7 @@ import re
 
 from pytest_nucleo._exceptions import CORRECTABLE_HINT, UNCORRECTABLE_HINT
 from pytest_nucleo._quote import has_words
-from pytest_nucleo._text import BODY_LENGTH_LIMIT
+from pytest_nucleo._text import BODY_LENGTH_LIMIT as BODY_LENGTH_LIMIT
 
 
 class TextProblem(str):
