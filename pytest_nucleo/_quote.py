@@ -29,6 +29,7 @@ _MESSAGE_KEYS = (
     "reason", "title", "msg", "error",
 )  # fmt: skip
 _FIELD = re.compile(r'"(' + "|".join(_MESSAGE_KEYS) + r')"\s*:\s*("(?:[^"\\]|\\.)*")')
+_JSON_KEY = re.compile(r'"(?:[^"\\]|\\.)*"\s*:')
 _CUT_MARK = re.compile(r" ?\[\.\.\. \d+ of \d+ (?:bytes|characters) not shown \.\.\.\] ?")
 
 
@@ -42,8 +43,9 @@ class Quote:
 
 
 def has_words(text: str) -> bool:
-    """Whether ``text`` holds a letter once masked values are taken out."""
-    return any(c.isalpha() for c in text.replace(MASK, ""))
+    """Whether ``text`` holds a letter once masked values, and the keys of any JSON in it,
+    are taken out: ``{"api_key": "[REDACTED]"}`` has none."""
+    return any(c.isalpha() for c in _JSON_KEY.sub("", text.replace(MASK, "")))
 
 
 def size_of(count: int) -> str:
@@ -62,7 +64,7 @@ def quote_of(excerpt: str, size: int, budget: int) -> Quote:
         return Quote()
     head = _CUT_MARK.split(excerpt, maxsplit=1)[0].strip()
     is_json = head[:1] in ("{", "[")
-    if is_json and not (len(excerpt) <= SHORT_JSON and has_words(excerpt)):
+    if is_json and not (len(excerpt) <= SHORT_JSON and MASK not in excerpt):
         message = _message_field(head)
         if message is None:
             return Quote(shape=f"a JSON body of {size_of(size)} with no message field")
