@@ -142,6 +142,10 @@ def page_text(markup: str, need: int = 0) -> str:
             continue
         kept.append(line)
         seen += " " + folded
+    title = " ".join("".join(reader.title).split()).casefold()
+    if len(kept) > 1 and title and kept[0].casefold() == title:
+        if kept[1].casefold().startswith(title.rstrip(".!?:; ")):
+            del kept[0]  # the page's text starts with its title: read it once
     return _sentences(kept)
 
 

@@ -14,8 +14,8 @@ def client_failure(
     """The failure a client's exception means, or None when no supported client raised it.
 
     ``service`` names the service when the caller knows it (``llm_errors(service=...)``,
-    ``wrap_with_context``); else the request's host does when the exception carries it, else
-    ``component``. The host alone never holds userinfo, port or query. The result's cause is
+    ``wrap_with_context``); else the request's host does when the exception carries it and it
+    is not a loopback address, else "called by ``component``". The host alone never holds userinfo, port or query. The result's cause is
     ``exc``.
     """
     seen = transport_failure(exc)
@@ -29,7 +29,13 @@ def client_failure(
 
         if 200 <= seen.status <= 299:
             return None
-        named = service or service_host(seen.host or host_of(seen.endpoint)) or component
+        # With no name and no public host, the text names the caller, as for a transport
+        # failure: "The external service called by get_order ...".
+        named = (
+            service
+            or service_host(seen.host or host_of(seen.endpoint))
+            or f"called by {component}"
+        )
         failure = http_exception(
             named, seen.endpoint, seen.status, seen.body, seen.headers, known=seen.known
         )

@@ -125,10 +125,19 @@ def _refusal_texts(
             "This tool is called more often than its rate limit allows, so this call was not "
             f"made{last}.{then}"
         )
+    technical = (
+        f"Limiter {name} ({_rate(max_requests, window_seconds)}) refused the call ({reason}); "
+        f"off for {off}"
+    )
+    if reason == "too-large":
+        budget_name = one_line(budget.name if budget else "requests", VALUE_LIMIT)
+        capacity = budget.max_units if budget else max_requests
+        per = seconds(budget.window_seconds if budget else window_seconds)
+        technical = (
+            f"Limiter {name} refused the call (too-large): it takes {units} units of its "
+            f"budget '{budget_name}', which holds at most {capacity} units per {per}"
+        )
     return (
-        clean_block(
-            f"Limiter {name} ({_rate(max_requests, window_seconds)}) refused the call "
-            f"({reason}); off for {off}"
-        ),
+        clean_block(technical),
         clean_block(what),
     )
