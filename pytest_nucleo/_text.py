@@ -174,6 +174,11 @@ def next_step(retry_after: float | None, *, throttled: bool = False) -> str:
     """The closing sentence of a text about a service that cannot help now: it agrees with the
     uncorrectable hint line and states the wait once (``retry_after``, as it will be enforced),
     or says that a throttle gave none."""
+    if retry_after is not None and retry_after < 1:
+        return (
+            f"It asked for a wait of {seconds(retry_after)}, so the limit may already be over; "
+            "use another way or come back later."
+        )
     if retry_after is not None:
         return (
             f"This tool will not work for about {seconds(retry_after)}; use another way or "

@@ -182,6 +182,8 @@ def _wait_problems(ours: str, retry_after: object) -> list[TextProblem]:
             return [TextProblem("wait", "it is a throttle that does not say no wait was given")]
         return []
     expected = float(retry_after)  # type: ignore[arg-type]  # a number, as the caller passes it
+    if not waits and expected < 1:
+        return []  # a wait under a second is no wait to the model
     if not waits:
         return [TextProblem("wait", f"it states no wait where {expected:g} seconds are enforced")]
     stated = next(iter(waits))
@@ -199,9 +201,13 @@ def enforced_wait(failure: BaseException) -> object:
     """The seconds ``failure`` will really be held for, as its text must state them: a rate
     limiter's refusal stays off for ``off_for`` (in whole seconds; none for a call too large
     to ever admit), anything else for its ``retry_after``; :data:`UNKNOWN_WAIT` for a failure
-    that has neither."""
+    that has neither, a correctable one, or rejected credentials (no wait helps those)."""
     from pytest_nucleo.limits._refusal import LimiterRefusalException
 
+    from pytest_nucleo import UnauthorizedException
+
+    if getattr(failure, "is_correctable", False) or isinstance(failure, UnauthorizedException):
+        return UNKNOWN_WAIT  # the call or the configuration must change: no wait helps
     if isinstance(failure, LimiterRefusalException):
         if getattr(failure, "reason", None) == "too-large":
             return None
