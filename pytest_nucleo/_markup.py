@@ -20,10 +20,11 @@ import re
 from html.parser import HTMLParser
 from xml.parsers import expat
 
-# Elements whose content a reader is not told: code, styling, metadata, navigation, forms.
+# Elements whose content a reader is not told: code, styling, metadata, navigation, controls.
+# A form is read: a sign-in page puts its message inside one.
 _HIDDEN = frozenset(
     {"script", "style", "template", "noscript", "svg", "head", "nav", "footer", "aside",
-     "form", "button", "select", "iframe", "object", "canvas", "math"}
+     "button", "select", "iframe", "object", "canvas", "math"}
 )  # fmt: skip
 _VOID = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
@@ -143,9 +144,13 @@ def page_text(markup: str, need: int = 0) -> str:
         kept.append(line)
         seen += " " + folded
     title = " ".join("".join(reader.title).split()).casefold()
-    if len(kept) > 1 and title and kept[0].casefold() == title:
-        if kept[1].casefold().startswith(title.rstrip(".!?:; ")):
-            del kept[0]  # the page's text starts with its title: read it once
+    if (
+        len(kept) > 1
+        and title
+        and kept[0].casefold() == title
+        and kept[1].casefold().startswith(title.rstrip(".!?:; "))
+    ):
+        del kept[0]  # the page's text starts with its title: read it once
     return _sentences(kept)
 
 

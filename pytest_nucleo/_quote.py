@@ -30,6 +30,7 @@ _MESSAGE_KEYS = (
 )  # fmt: skip
 _FIELD = re.compile(r'"(' + "|".join(_MESSAGE_KEYS) + r')"\s*:\s*("(?:[^"\\]|\\.)*")')
 _JSON_KEY = re.compile(r'"(?:[^"\\]|\\.)*"\s*:')
+_BINARY = re.compile(r"<\d+ bytes of binary data>")
 _CUT_MARK = re.compile(r" ?\[\.\.\. \d+ of \d+ (?:bytes|characters) not shown \.\.\.\] ?")
 
 
@@ -62,6 +63,8 @@ def quote_of(excerpt: str, size: int, budget: int) -> Quote:
     (bytes, or characters), in at most ``budget`` characters."""
     if not excerpt:
         return Quote()
+    if _BINARY.fullmatch(excerpt):  # body_excerpt's own words for a binary body
+        return Quote(shape=excerpt[1:-1])
     head = _CUT_MARK.split(excerpt, maxsplit=1)[0].strip()
     is_json = head[:1] in ("{", "[")
     if is_json and not (len(excerpt) <= SHORT_JSON and MASK not in excerpt):
@@ -106,7 +109,7 @@ def _fit(text: str, budget: int) -> str:
     space = cut.rfind(" ")
     if space > budget // 2:
         cut = cut[:space]
-    return cut.rstrip(" ,;:") + "..."
+    return cut.rstrip(" ,;:.") + "..."
 
 
 def said_of(excerpt: str, size: int, budget: int) -> str:

@@ -86,7 +86,9 @@ def test_a_5_mb_page_is_parsed_only_in_its_head_window(monkeypatch: pytest.Monke
     assert len(huge) > 5_000_000
     text = body_excerpt(huge.encode(), content_type="text/html")
     # A repeated row is one statement: the page reads as it, once, and how much was not shown.
-    assert text == "502 Bad Gateway. upstream timed out [... 5270020 of 5270055 bytes not shown ...]"
+    assert (
+        text == "502 Bad Gateway. upstream timed out [... 5270020 of 5270055 bytes not shown ...]"
+    )
     assert 0 < sum(fed) <= 4096  # a window, never the page
 
 

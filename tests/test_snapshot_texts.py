@@ -64,11 +64,12 @@ def test_no_committed_snapshot_text_breaks_a_style_rule() -> None:
     shown = []
     for path, name, text in ALL_TEXTS:
         for problem in text_problems(text):
-            if problem.rule in RULES:
-                broken[problem.rule] += 1
-                if len(shown) < 10:
-                    shown.append(f"{path.relative_to(ROOT)}::{name}: {problem}\n  {text}")
+            broken[problem.rule] += 1
+            if len(shown) < 10:
+                shown.append(f"{path.relative_to(ROOT)}::{name}: {problem}\n  {text}")
+    # The rules of the style by name, each counted (0 expected), then any hygiene rule too.
     assert {rule: broken[rule] for rule in RULES} == dict.fromkeys(RULES, 0), "\n".join(shown)
+    assert broken == Counter(), "\n".join(shown)
 
 
 @pytest.mark.parametrize(

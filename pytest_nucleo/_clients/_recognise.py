@@ -32,9 +32,7 @@ def client_failure(
         # With no name and no public host, the text names the caller, as for a transport
         # failure: "The external service called by get_order ...".
         named = (
-            service
-            or service_host(seen.host or host_of(seen.endpoint))
-            or f"called by {component}"
+            service or service_host(seen.host or host_of(seen.endpoint)) or f"called by {component}"
         )
         failure = http_exception(
             named, seen.endpoint, seen.status, seen.body, seen.headers, known=seen.known

@@ -202,9 +202,8 @@ def enforced_wait(failure: BaseException) -> object:
     limiter's refusal stays off for ``off_for`` (in whole seconds; none for a call too large
     to ever admit), anything else for its ``retry_after``; :data:`UNKNOWN_WAIT` for a failure
     that has neither, a correctable one, or rejected credentials (no wait helps those)."""
-    from pytest_nucleo.limits._refusal import LimiterRefusalException
-
     from pytest_nucleo import UnauthorizedException
+    from pytest_nucleo.limits._refusal import LimiterRefusalException
 
     if getattr(failure, "is_correctable", False) or isinstance(failure, UnauthorizedException):
         return UNKNOWN_WAIT  # the call or the configuration must change: no wait helps
