@@ -138,3 +138,19 @@ def fit_quote(text: str, limit: int) -> str:
     words = _fit(match.group(1), room) if room >= MIN_QUOTE else ""
     said = f' It said: "{words}".' if words else ""
     return text[: match.start()] + said + text[match.end() :]
+
+
+# A sentence meant for a person at a browser: a link to follow, a page to visit, a form to
+# fill in. A model can do none of these.
+_FOR_A_PERSON = re.compile(
+    r"https?://|^(?:you can find|please (?:go to|visit|contact|sign in)|visit|contact us)\b",
+    re.I,
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def without_instructions(text: str) -> str:
+    """``text`` without its sentences meant for a person (a link to an API-key page, "Please go
+    to Plans & Billing"); ``text`` itself when every sentence is one."""
+    kept = [s for s in _SENTENCE.split(text) if not _FOR_A_PERSON.search(s)]
+    return " ".join(kept) if kept else text

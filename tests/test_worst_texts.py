@@ -139,3 +139,19 @@ def test_no_loopback_address_and_no_limiter_settings_reach_the_model() -> None:
     )
     assert text_problems(refusal.explain_to_llm(), retry_after=45) == []
     assert [p.rule for p in text_problems(refusal.explain_to_llm(), retry_after=60)] == ["wait"]
+
+
+def test_instructions_meant_for_a_person_are_not_quoted() -> None:
+    # Was: "... Incorrect API key provided: [REDACTED]. You can find your API key at
+    # https://platform.openai.com/account/api-keys." in a provider's credentials text.
+    from pytest_nucleo._quote import without_instructions
+
+    said = (
+        "Incorrect API key provided: [REDACTED]. You can find your API key at "
+        "https://platform.openai.com/account/api-keys."
+    )
+    assert without_instructions(said) == "Incorrect API key provided: [REDACTED]."
+    billing = "Your credit balance is too low. Please go to Plans & Billing to upgrade."
+    assert without_instructions(billing) == "Your credit balance is too low."
+    only_a_link = "See https://status.example for details."
+    assert without_instructions(only_a_link) == only_a_link  # nothing else to say: kept
