@@ -2,7 +2,7 @@
 
 A fetch by id through the package's client, served by the fake upstream: a 404, a 429 with
 Retry-After, a read timeout, and a bug (a foreign exception). Each adapter's text is
-snapshotted, and each must be the tool's ``explain_to_llm()`` text and keep the text style.
+snapshotted, and each must end in a hint line and keep the text style.
 """
 
 from __future__ import annotations
