@@ -110,12 +110,12 @@ class _PageReader(HTMLParser):
             self.seen += len(data)
 
 
-FEED = 512
+FEED = 128
 """Characters of markup handed to the parser at a time; reading stops between two pieces."""
 
-TAG_BUDGET = 64
+TAG_BUDGET = 40
 """Tags read at most: html.parser costs microseconds a tag, and an error page says what it
-has to say in its first tags (a Cloudflare page, among the longest, in about 70)."""
+has to say in its first tags (a Cloudflare page, among the longest, in its first 32)."""
 
 
 def page_text(markup: str, need: int = 0) -> str:
