@@ -454,7 +454,7 @@ CLEAN = (
     "a model text holds no stack trace, object repr, markup, control character or secret, and "
     "is bounded; it agrees with its hint line, says each thing once, states the wait the "
     "failure keeps, quotes only words and names no loopback address as the service (see "
-    "\"How the texts are written\")"
+    '"How the texts are written")'
 )
 NAMES_SERVICE = "the text of every upstream failure names the service, so the model knows which one"
 
