@@ -96,8 +96,18 @@ def test_no_committed_snapshot_text_breaks_a_style_rule() -> None:
             "loopback service",
         ),
         ("The external service Shop failed. " * 20 + f"\n{UNCORRECTABLE_HINT}", "too long"),
+        (
+            "The external service Shop is throttling our requests. This tool will not work for "
+            "about 30 seconds; the server asked for 60 seconds. Use another way, or come back "
+            f"later.\n{UNCORRECTABLE_HINT}",
+            "wait",
+        ),
+        (
+            f"The external service Shop is throttling our requests.\n{UNCORRECTABLE_HINT}",
+            "wait",
+        ),
     ],
-    ids=["contradicts", "twice", "masked", "loopback", "long"],
+    ids=["contradicts", "twice", "masked", "loopback", "long", "two-waits", "no-wait"],
 )
 def test_the_rules_counted_above_catch_what_they_count(text: str, rule: str) -> None:
     # The count over the snapshots means something only if each rule finds its own defect.

@@ -59,7 +59,7 @@ _RESTATES_CORRECTABLE = re.compile(
 # How a text names the service it is about: said twice, the model reads two failures.
 _NAMES_SERVICE = re.compile(r"\bThe (?:external )?service\b|\bon the service\b")
 _WAIT = re.compile(
-    r"\b(?:wait(?:s|ed)?(?: for| of)?|for about|for up to about|about|for the next|"
+    r"\b(?:wait(?:s|ed)?(?: for| of)?|for about|for up to about|about|for the next|for|"
     r"pause (?:of|for)|retry after|in)\s+(\d+(?:\.\d+)?) seconds?\b",
     re.I,
 )
