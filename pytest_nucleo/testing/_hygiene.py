@@ -92,13 +92,27 @@ def text_problems(
 
 
 def assert_clean_llm_text(
-    text: object, *, secrets: Iterable[str] = (), max_length: int = DEFAULT_MAX_LENGTH
+    text: object,
+    *,
+    secrets: Iterable[str] = (),
+    max_length: int = DEFAULT_MAX_LENGTH,
+    retry_after: object = UNKNOWN_WAIT,
+    body_limit: int = BODY_LENGTH_LIMIT,
 ) -> None:
-    """Fail when a model-facing text has a stack trace, an object repr or address, markup (a
-    doctype, a comment or an HTML tag), a control character (``\\r`` included), no content, more than ``max_length`` characters, one of the
-    planted ``secrets``, or any secret-looking token."""
+    """Fail when a model-facing text has any of the problems :func:`text_problems` finds:
+    hygiene (a stack trace, an object repr or address, markup, a control character, no
+    content, more than ``max_length`` characters, a planted ``secret`` or a secret-looking
+    token) or style (it contradicts or restates its hint line, says one thing twice, states a
+    wait other than ``retry_after``, quotes a server with no words, names a loopback address
+    as the service, shows a limiter's settings, or is over ``body_limit`` before its hint)."""
     __tracebackhide__ = True
-    problems = text_problems(text, secrets=secrets, max_length=max_length)
+    problems = text_problems(
+        text,
+        secrets=secrets,
+        max_length=max_length,
+        retry_after=retry_after,
+        body_limit=body_limit,
+    )
     if problems:
         listed = "\n".join(f"- {p}" for p in problems)
         pytest.fail(f"The model text is not clean:\n{listed}\nThe text:\n{text}", pytrace=False)
