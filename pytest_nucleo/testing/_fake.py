@@ -27,6 +27,7 @@ from respx.models import AllMockedAssertionError
 from pytest_nucleo._chain import iter_chain
 from pytest_nucleo._secrets import redact
 
+from . import _network
 from ._backends import Backend, backend_factories
 from ._docs import docs_ref
 from ._pages import Server, error_page
@@ -524,9 +525,11 @@ class FakeUpstream:
         except BaseException:
             self.stop()
             raise
+        _network.fake_started(self)  # its routed hosts resolve, to an address only it answers
         return self
 
     def stop(self) -> None:
+        _network.fake_stopped(self)
         while self._backends:
             self._backends.pop().stop()
 

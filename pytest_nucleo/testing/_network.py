@@ -1,65 +1,165 @@
-"""The network guard: under the plugin, a test that tries to reach a non-loopback address fails.
+"""The network guard: under the plugin, a guarded test that tries to reach a non-loopback
+address fails, with a message saying what was blocked, by which library, and whether a fake
+route for that host exists.
 
-It wraps the standard socket entry points (``socket.getaddrinfo``, ``socket.create_connection``,
-``socket.socket.connect`` and ``connect_ex``), which every client in the standard library's
-socket model goes through, asyncio's included. It refuses before any packet leaves: the DNS
-lookup of a non-loopback name is refused too, so the failure never reads like a DNS error.
-What it refuses is recorded, and the plugin fails the test with it even when the code under
-test caught the error.
+It wraps the standard socket entry points (``socket.getaddrinfo``, ``gethostbyname``,
+``gethostbyname_ex``, ``socket.create_connection``, ``socket.socket.connect`` and
+``connect_ex``), which every client in the standard library's socket model goes through,
+asyncio's included. It refuses before any packet leaves: the DNS lookup of a non-loopback name
+is refused too. What it refuses is recorded, and the plugin fails the test with it even when
+the code under test caught the error.
+
+While a fake upstream runs, the lookup of a host one of its routes names succeeds: it resolves
+to an address of ``FAKE_NETWORK``, which only the fake answers, so a tool that checks the
+address before calling (against private networks, say) still reaches the fake through its
+faked client. A connection to such an address is refused always, guarded test or not: the
+address is nobody's, and a client that connects to it is one the fake does not answer.
 
 Loopback (127.0.0.0/8, ::1, ``localhost``), the unspecified address, this machine's own host
-name and unix sockets stay allowed, for local test servers. Not covered: raw UDP
-(``sendto``), C extensions with their own sockets, and event loops that bypass Python's socket
-module (uvloop's ``create_connection``).
+name, unix sockets and the allowed hosts stay allowed. Not covered: raw UDP (``sendto``), C
+extensions with their own sockets, and event loops that bypass Python's socket module
+(uvloop's ``create_connection``).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import ipaddress
 import socket
-from collections.abc import Callable
-from typing import Any
+import sys
+import sysconfig
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from ._docs import docs_ref
 
 DOCS = docs_ref("docs/how-to/fake-upstream.md", "The network guard")
+
+FAKE_NETWORK = ipaddress.IPv4Network("100.64.0.0/10")
+"""Where the fake's names resolve: the shared address space (RFC 6598), which no public host
+has and Python's ``ipaddress`` calls neither private nor reserved, so a tool's check against
+private addresses lets it through. Every connection to it is refused."""
 
 
 class NetworkBlockedError(ConnectionRefusedError):
     """A test tried to reach a non-loopback address; raised before anything was sent."""
 
 
+class _Route(Protocol):
+    url: str
+
+    def describe(self) -> str: ...
+
+
+class RouteTable(Protocol):
+    """What the guard reads of a running fake upstream: its routes."""
+
+    @property
+    def routes(self) -> Sequence[_Route]: ...
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """One refusal: what was tried (a DNS lookup or a connection), where, by whom, and the
+    whole message the test fails with."""
+
+    place: str
+    message: str
+
+
 class Guard:
-    """One session's view: whether the running test may use the network, and what it tried."""
+    """One session's view: whether the running test is guarded, what it may still reach, and
+    what it tried."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, allow_hosts: Iterable[str] = ()) -> None:
         self.allow = True  # outside a test (collection, session hooks) nothing is checked
-        self.blocked: list[str] = []
+        self.while_faking = False  # guarded only while a fake upstream runs
+        self.allowed = AllowList(allow_hosts)
+        self.blocked: list[Blocked] = []
 
-    def begin(self, *, allow_network: bool) -> None:
+    def begin(self, *, allow_network: bool, while_faking: bool = False) -> None:
+        """Start a test: guarded (``allow_network=False``), guarded only while a fake upstream
+        runs (``while_faking=True``), or not at all."""
         self.allow = allow_network
+        self.while_faking = while_faking and not allow_network
         self.blocked.clear()
 
     def end(self) -> None:
         self.allow = True
+        self.while_faking = False
 
-    def take(self) -> list[str]:
+    def guarding(self) -> bool:
+        if self.while_faking:
+            return bool(_fakes)
+        return not self.allow
+
+    def take(self) -> list[Blocked]:
         """What was refused since the last call, each place once, in order."""
-        seen = list(dict.fromkeys(self.blocked))
+        seen: dict[str, Blocked] = {}
+        for blocked in self.blocked:
+            seen.setdefault(blocked.place, blocked)
         self.blocked.clear()
-        return seen
+        return list(seen.values())
+
+
+class AllowList:
+    """The hosts a guarded test may still reach (``--nucleo-allow-hosts``): a name
+    (``db.internal``), a name pattern (``*.internal``), an address or a network
+    (``10.0.0.0/8``). The addresses an allowed name resolves to are allowed too, so that the
+    connection after the lookup goes through."""
+
+    def __init__(self, entries: Iterable[str]) -> None:
+        self.names: list[str] = []
+        self.networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
+        self.resolved: set[str] = set()  # the addresses allowed names resolved to
+        for raw in entries:
+            entry = raw.strip().strip("[]").rstrip(".").lower()
+            if not entry:
+                continue
+            try:
+                self.networks.append(ipaddress.ip_network(entry, strict=False))
+            except ValueError:
+                if not all(part.isalnum() or part in "-_*?." for part in entry):
+                    raise ValueError(
+                        f"--nucleo-allow-hosts: {raw!r} is neither a host name, a name pattern "
+                        "such as '*.internal', an address nor a network such as '10.0.0.0/8'"
+                    ) from None
+                self.names.append(entry)
+
+    def __bool__(self) -> bool:
+        return bool(self.names or self.networks)
+
+    def note(self, host: object, addresses: Iterable[object]) -> None:
+        """After the lookup of ``host``: if it is an allowed name, allow its addresses."""
+        name = _name(host)
+        if _ip(name) is None and self.allows(name):
+            self.resolved.update(_name(address) for address in addresses)
+
+    def allows(self, name: str) -> bool:
+        if name in self.resolved:
+            return True
+        ip = _ip(name)
+        if ip is not None:
+            return any(ip in network for network in self.networks)
+        return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.names)
 
 
 _guards: list[Guard] = []  # one per configured session, innermost (pytester) last
 _originals: dict[str, Any] = {}
 _local_names: set[str] = set()
+_fakes: list[RouteTable] = []  # the fake upstreams running now, latest last
+_fake_hosts: dict[str, str] = {}  # address -> the host name the fake gave it to
+_fake_addresses: dict[str, str] = {}  # host name -> its address
 
 
-def install() -> Guard:
+def install(*, allow_hosts: Iterable[str] = ()) -> Guard:
     """A guard for one session; the socket functions are wrapped while any guard exists."""
+    guard = Guard(allow_hosts=allow_hosts)  # (first: a bad entry leaves nothing patched)
     if not _guards:
         _patch()
-    guard = Guard()
     _guards.append(guard)
     return guard
 
@@ -71,51 +171,284 @@ def uninstall(guard: Guard) -> None:
         _unpatch()
 
 
-def failure_message(places: list[str]) -> str:
-    listed = ", ".join(places)
-    first = places[0].rsplit(":", 1)[0].strip("[]")
-    return (
-        f"pytest-nucleo blocked a network connection to {listed}: tests do not reach the "
-        "network. Fake the upstream with the fake_upstream fixture, e.g. "
-        f"fake_upstream.get('https://{first}/...').respond(200, json=...); or, if the test "
-        "really needs the network, mark it @pytest.mark.nucleo(allow_network=True). "
-        f"See {DOCS}."
+def fake_started(fake: RouteTable) -> None:
+    """``fake``'s routed hosts resolve to the fake's addresses until :func:`fake_stopped`."""
+    _fakes.append(fake)
+
+
+def fake_stopped(fake: RouteTable) -> None:
+    if fake in _fakes:
+        _fakes.remove(fake)
+
+
+def fake_address(host: str) -> str:
+    """The address of ``FAKE_NETWORK`` the fake gives ``host``: one per name, stable for the
+    process, so that a tool that compares two lookups sees the same answer."""
+    name = _name(host)
+    address = _fake_addresses.get(name)
+    if address is None:
+        address = str(FAKE_NETWORK.network_address + 1 + len(_fake_addresses))
+        _fake_addresses[name] = address
+        _fake_hosts[address] = name
+    return address
+
+
+def routes_for(host: str) -> list[str]:
+    """The routes of the running fakes whose URL names ``host``, described."""
+    name = _name(host)
+    return [
+        route.describe()
+        for fake in _fakes
+        for route in fake.routes
+        if (urlsplit(route.url).hostname or "").rstrip(".").lower() == name
+    ]
+
+
+def _faked_clients() -> str:
+    """The clients the fake answers, as a sentence's list (read when a refusal is worded:
+    the backends' module imports httpx and respx, which the plugin's import must not)."""
+    from ._backends import _BACKENDS
+
+    names = [client for client, _ in _BACKENDS]
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+
+
+def failure_message(blocked: list[Blocked]) -> str:
+    """The test's failure: the first refusal whole, then the places of the others."""
+    message = blocked[0].message
+    if len(blocked) > 1:
+        others = ", ".join(b.place for b in blocked[1:])
+        message += f"\nIt also blocked: {others}."
+    return message
+
+
+# -- what a refusal says -------------------------------------------------------------------
+
+
+def _refusal(kind: str, host: str, port: object, *, by: str, name: str | None = None) -> Blocked:
+    """The message for a refused lookup (``kind="lookup"``) or connection of ``host``.
+
+    ``name`` is the host name the fake gave ``host`` (an address of ``FAKE_NETWORK``) to."""
+    shown = f"[{host}]" if ":" in host else host
+    place = f"{shown}:{port}" if port not in (None, "", 0) else shown
+    what = "a DNS lookup of" if kind == "lookup" else "a connection to"
+    head = f"pytest-nucleo blocked {what} {place}{by}: tests do not reach the network."
+    opt_out = (
+        "if the test really needs the network, mark it @pytest.mark.nucleo(allow_network=True) "
+        "or allow the host with --nucleo-allow-hosts"
     )
+    if name is not None:
+        routes = routes_for(name)
+        answered = (
+            f"The fake upstream gave this address to {name}"
+            + (f", which its routes name ({'; '.join(routes)})" if routes else "")
+            + f", and only the fake answers it: the request did not go through a client the "
+            f"fake answers ({_faked_clients()}): call the upstream with one of them."
+        )
+        return Blocked(place, f"{head} {answered} See {DOCS}.")
+    routes = routes_for(host)
+    if routes:
+        # A route exists: its host resolves inside the fake, so only a connection by address
+        # or a client the fake does not answer gets here.
+        why = (
+            f"The fake upstream has a route for {host} ({'; '.join(routes)}), but this "
+            f"{'lookup' if kind == 'lookup' else 'connection'} did not go through a client "
+            f"the fake answers ({_faked_clients()}): call the upstream with one of them."
+        )
+        return Blocked(place, f"{head} {why} See {DOCS}.")
+    url = (
+        f"https://{shown}/..."
+        if port in (None, "", 0, 443, "443", "https")
+        else (f"http://{shown}:{port}/..." if str(port) != "80" else f"http://{shown}/...")
+    )
+    route = f"fake_upstream.get('{url}').respond(200, json=...)"
+    if _fakes:
+        others = "; ".join(r.describe() for fake in _fakes for r in fake.routes) or "none"
+        fix = (
+            f"The fake upstream has no route for {host} (its routes: {others}). Add one, e.g. "
+            f"{route}; or, {opt_out}."
+        )
+    else:
+        fix = f"Fake the upstream with the fake_upstream fixture, e.g. {route}; or, {opt_out}."
+    return Blocked(place, f"{head} {fix} See {DOCS}.")
+
+
+# Modules a socket call passes through on its way from a client, never the client itself.
+_PLUMBING = frozenset(
+    {
+        "socket",
+        "asyncio",
+        "selectors",
+        "ssl",
+        "concurrent",
+        "threading",
+        "contextlib",
+        "functools",
+        "anyio",
+        "sniffio",
+        "trio",
+        "pytest_nucleo",
+        "_pytest",
+        "pluggy",
+        "pytest",
+    }
+)
+_STDLIB = str(Path(sysconfig.get_paths()["stdlib"]).resolve())
+_LIBRARY_DIRS = tuple(
+    {
+        str(Path(path).resolve())
+        for key in ("stdlib", "platstdlib", "purelib", "platlib")
+        if (path := sysconfig.get_paths().get(key))
+    }
+)
+
+
+def _caller(depth: int) -> str:
+    """Who made the socket call: ``" by requests (through urllib3)"`` for a library, ``" by
+    the code under test (tool.py:12, in check)"`` when the code called the socket itself;
+    empty when the stack says nothing (a call in an executor thread)."""
+    try:
+        frame = sys._getframe(depth + 1)
+    except ValueError:  # pragma: no cover - a stack shallower than the guard's own frames
+        return ""
+    libraries: list[str] = []
+    while frame is not None:
+        module = str(frame.f_globals.get("__name__", ""))
+        top = module.partition(".")[0]
+        if top not in _PLUMBING:
+            path = str(Path(frame.f_code.co_filename).resolve())
+            if not path.startswith(_LIBRARY_DIRS):
+                if libraries:
+                    break
+                return (
+                    f" by the code under test ({Path(path).name}:{frame.f_lineno}, "
+                    f"in {frame.f_code.co_name})"
+                )
+            stdlib = path.startswith(_STDLIB) and "-packages" not in path
+            named = module if stdlib else top
+            if named not in libraries:
+                libraries.append(named)
+        frame = frame.f_back  # type: ignore[assignment]
+    if not libraries:
+        return ""
+    outer = libraries[-1]
+    inner = [name for name in libraries[:-1] if name.partition(".")[0] != outer]
+    return f" by {outer}" + (f" (through {inner[0]})" if inner else "")
+
+
+# -- the checks ----------------------------------------------------------------------------
+
+
+def _name(host: object) -> str:
+    if isinstance(host, bytes):
+        host = host.decode("ascii", "replace")
+    return str(host).strip("[]").rstrip(".").lower()
+
+
+def _ip(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        ip = ipaddress.ip_address(name.split("%", 1)[0])
+    except ValueError:
+        return None
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return mapped if mapped is not None else ip
 
 
 def _is_local(host: object) -> bool:
     if host is None:
         return True  # getaddrinfo(None, port): the passive or loopback address
-    if isinstance(host, bytes):
-        host = host.decode("ascii", "replace")
-    if not isinstance(host, str):
+    if not isinstance(host, str | bytes):
         return False
-    name = host.strip("[]").rstrip(".").lower()
+    name = _name(host)
     if not name or name == "localhost" or name.endswith(".localhost"):
         return True
     if not _local_names:
         _local_names.add(socket.gethostname().lower())
     if name in _local_names:
         return True
-    try:
-        ip = ipaddress.ip_address(name.split("%", 1)[0])
-    except ValueError:
+    ip = _ip(name)
+    if ip is None:
         return False  # a name to resolve: refused before the lookup goes out
-    mapped = getattr(ip, "ipv4_mapped", None)
-    if mapped is not None:
-        ip = mapped
     return ip.is_loopback or ip.is_unspecified
 
 
-def _check(host: object, port: object) -> None:
-    if not _guards or _guards[-1].allow or _is_local(host):
+def _fake_name_of(host: object) -> str | None:
+    """The host name the fake gave ``host`` to, when ``host`` is one of its addresses."""
+    if not isinstance(host, str | bytes):
+        return None
+    ip = _ip(_name(host))
+    if ip is None or ip not in FAKE_NETWORK:
+        return None
+    return _fake_hosts.get(str(ip), "a host of a fake upstream")
+
+
+def _refuse(blocked: Blocked) -> None:
+    if _guards:
+        _guards[-1].blocked.append(blocked)
+    raise NetworkBlockedError(blocked.message)
+
+
+def _check_connect(host: object, port: object) -> None:
+    fake_name = _fake_name_of(host)
+    if fake_name is not None:  # nobody's address: refused whatever the test may reach
+        _refuse(_refusal("connect", _name(host), port, by=_caller(2), name=fake_name))
+    if not _guards or not _guards[-1].guarding() or _is_local(host):
         return
-    shown = host.decode("ascii", "replace") if isinstance(host, bytes) else str(host)
-    if ":" in shown:
-        shown = f"[{shown}]"
-    place = f"{shown}:{port}" if port not in (None, "", 0) else shown
-    _guards[-1].blocked.append(place)
-    raise NetworkBlockedError(failure_message([place]))
+    if _guards[-1].allowed.allows(_name(host)):
+        return
+    _refuse(_refusal("connect", _name(host), port, by=_caller(2)))
+
+
+def _resolve(host: object, port: object) -> str | None:
+    """The fake's address for ``host`` when a running fake routes it; else check the lookup
+    (refused in a guarded test unless local or allowed) and return None."""
+    if isinstance(host, str | bytes) and _fakes and routes_for(_name(host)):
+        return fake_address(_name(host))
+    if not _guards or not _guards[-1].guarding() or _is_local(host):
+        return None
+    if _guards[-1].allowed.allows(_name(host)):
+        return None
+    _refuse(_refusal("lookup", _name(host), port, by=_caller(2)))
+    return None  # pragma: no cover - _refuse raises
+
+
+def _note(host: object, addresses: Iterable[object]) -> None:
+    if _guards and _guards[-1].allowed:
+        _guards[-1].allowed.note(host, addresses)
+
+
+def _port_number(port: object) -> int:
+    if isinstance(port, bytes):
+        port = port.decode("ascii", "replace")
+    if port is None or port == "":
+        return 0
+    if isinstance(port, int):
+        return port
+    text = str(port)
+    if text.isdigit():
+        return int(text)
+    try:
+        return socket.getservbyname(text, "tcp")  # the local services file: no network
+    except OSError:
+        raise socket.gaierror(socket.EAI_SERVICE, f"unknown service {text!r}") from None
+
+
+def _fake_addrinfo(
+    host: object, address: str, port: object, family: int, kind: int, proto: int, flags: int
+) -> list[tuple[Any, ...]]:
+    """What ``getaddrinfo`` returns for a routed host: its fake address, for TCP."""
+    number = _port_number(port)
+    canonical = _name(host) if flags & socket.AI_CANONNAME else ""
+    stream = (socket.SocketKind.SOCK_STREAM, socket.IPPROTO_TCP)
+    if kind not in (0, socket.SOCK_STREAM) or proto not in (0, socket.IPPROTO_TCP):
+        raise socket.gaierror(
+            socket.EAI_SOCKTYPE, "the fake upstream answers TCP only (its names resolve for it)"
+        )
+    if family == socket.AF_INET6:
+        return [
+            (socket.AddressFamily.AF_INET6, *stream, canonical, (f"::ffff:{address}", number, 0, 0))
+        ]
+    return [(socket.AddressFamily.AF_INET, *stream, canonical, (address, number))]
 
 
 def _address(address: object) -> tuple[object, object] | None:
@@ -127,7 +460,6 @@ def _address(address: object) -> tuple[object, object] | None:
 
 def _patch() -> None:
     getaddrinfo: Callable[..., Any] = socket.getaddrinfo
-    create_connection: Callable[..., Any] = socket.create_connection
     connect = socket.socket.connect
     connect_ex = socket.socket.connect_ex
     # connect and connect_ex live on the C base class: remember whether the Python class had
@@ -138,34 +470,65 @@ def _patch() -> None:
     _originals.update(
         own=own,
         getaddrinfo=getaddrinfo,
-        create_connection=create_connection,
+        gethostbyname=socket.gethostbyname,
+        gethostbyname_ex=socket.gethostbyname_ex,
+        create_connection=socket.create_connection,
         connect=connect,
         connect_ex=connect_ex,
     )
 
-    def guarded_getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
-        _check(host, port)
-        return _originals["getaddrinfo"](host, port, *args, **kwargs)
+    def guarded_getaddrinfo(
+        host: Any, port: Any, family: int = 0, type: int = 0, proto: int = 0, flags: int = 0
+    ) -> Any:
+        fake = _resolve(host, port)
+        if fake is not None:
+            return _fake_addrinfo(host, fake, port, family, type, proto, flags)
+        found = _originals["getaddrinfo"](host, port, family, type, proto, flags)
+        _note(host, (info[4][0] for info in found))
+        return found
+
+    def guarded_gethostbyname(host: Any) -> Any:
+        fake = _resolve(host, None)
+        if fake is not None:
+            return fake
+        found = _originals["gethostbyname"](host)
+        _note(host, [found])
+        return found
+
+    def guarded_gethostbyname_ex(host: Any) -> Any:
+        fake = _resolve(host, None)
+        if fake is not None:
+            return (_name(host), [], [fake])
+        found = _originals["gethostbyname_ex"](host)
+        _note(host, found[2])
+        return found
 
     def guarded_create_connection(address: Any, *args: Any, **kwargs: Any) -> Any:
         parts = _address(address)
         if parts is not None:
-            _check(*parts)
+            # A name is looked up first (create_connection calls getaddrinfo), an address
+            # connected to: check each as what it is.
+            if _ip(_name(parts[0])) is None and isinstance(parts[0], str | bytes):
+                _resolve(*parts)
+            else:
+                _check_connect(*parts)
         return _originals["create_connection"](address, *args, **kwargs)
 
     def guarded_connect(self: socket.socket, address: Any) -> Any:
         parts = _address(address)
         if parts is not None:
-            _check(*parts)
+            _check_connect(*parts)
         return _originals["connect"](self, address)
 
     def guarded_connect_ex(self: socket.socket, address: Any) -> Any:
         parts = _address(address)
         if parts is not None:
-            _check(*parts)
+            _check_connect(*parts)
         return _originals["connect_ex"](self, address)
 
     socket.getaddrinfo = guarded_getaddrinfo
+    socket.gethostbyname = guarded_gethostbyname
+    socket.gethostbyname_ex = guarded_gethostbyname_ex
     socket.create_connection = guarded_create_connection
     socket.socket.connect = guarded_connect  # type: ignore[method-assign,assignment]
     socket.socket.connect_ex = guarded_connect_ex  # type: ignore[method-assign,assignment]
@@ -175,6 +538,8 @@ def _unpatch() -> None:
     if not _originals:
         return
     socket.getaddrinfo = _originals.pop("getaddrinfo")
+    socket.gethostbyname = _originals.pop("gethostbyname")
+    socket.gethostbyname_ex = _originals.pop("gethostbyname_ex")
     socket.create_connection = _originals.pop("create_connection")
     own = _originals.pop("own")
     for name in ("connect", "connect_ex"):
