@@ -168,6 +168,8 @@ _running: list[_RunnerWatch] = []  # the watches of the sessions running a test,
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    for name in ("nucleo_guard", "nucleo_matrix"):  # a bad value fails the run at once
+        setting(config, name)
     watch = config.stash[_watch] = _RunnerWatch(config)
     try:
         config.stash[_guard] = _network.install(allow_hosts=setting(config, "nucleo_allow_hosts"))
