@@ -436,6 +436,7 @@ def pytest_testnodedown(node: Any, error: object) -> None:
     merge_worker(node.config, getattr(node, "workeroutput", {}))
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's junitxml writes its file
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from pytest_nucleo.testing import _report
 
@@ -451,11 +452,36 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if summary_file and entries:
         with open(summary_file, "a", encoding="utf-8") as out:
             out.write(_report.markdown(_report.published(entries)))
+    problems = _strict_problems(config, entries)
+    if problems:
+        _tell_junitxml(config, problems)
     if (
         session.exitstatus == pytest.ExitCode.OK  # never hide an interruption or internal error
-        and _strict_problems(config, entries)
+        and problems
     ):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+STRICT_NODEID = "pytest-nucleo::strict"
+"""The test case that stands for strict mode's problems in a ``--junitxml`` file."""
+
+
+def _tell_junitxml(config: pytest.Config, problems: list[str]) -> None:
+    """Add strict mode's problems to the ``--junitxml`` file as one failed test case, so that
+    a CI that reads the file sees the failure the exit code says (and not 0 failures)."""
+    # pytest's junitxml plugin is fed test reports; it has no public way in but its stash key.
+    from _pytest.junitxml import xml_key
+
+    xml = config.stash.get(xml_key, None)
+    if xml is None:
+        return
+    count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
+    text = "\n".join([f"--nucleo-strict failed the run ({count}):", *problems])
+    location = ("pytest-nucleo", None, "strict")
+    failed = pytest.TestReport(STRICT_NODEID, location, {}, "failed", text, "call")
+    closed = pytest.TestReport(STRICT_NODEID, location, {}, "passed", None, "teardown")
+    for report in (failed, closed):  # a test case is written once its teardown is reported
+        xml.pytest_runtest_logreport(report)
 
 
 def _strict_problems(config: pytest.Config, entries: list[dict[str, Any]]) -> list[str]:
