@@ -456,3 +456,25 @@ def test_a_route_for_an_address_is_named_not_advised(
     )
     assert "Add one" not in result.stdout.str()
     assert below_guard == []
+
+
+def test_addresses_and_local_names_resolve_as_themselves_even_when_routed(
+    below_guard: list[str],
+) -> None:
+    from pytest_nucleo.testing import FakeUpstream
+
+    guard = _network.install()
+    try:
+        guard.begin(allow_network=False)
+        with FakeUpstream(assert_all_called=False) as upstream:
+            upstream.get("http://127.0.0.1:9/x").respond(200)
+            upstream.get("http://localhost:9/x").respond(200)
+            upstream.get("http://docs.example/x").respond(200)
+            assert socket.getaddrinfo("127.0.0.1", 9)[0][4][0] == "127.0.0.1"
+            assert socket.gethostbyname("localhost") in ("127.0.0.1", "::1")
+            assert socket.gethostbyname("docs.example").startswith("100.")
+        assert guard.take() == []
+    finally:
+        guard.end()
+        _network.uninstall(guard)
+    assert below_guard == []

@@ -402,7 +402,15 @@ def _check_connect(host: object, port: object) -> None:
 def _resolve(host: object, port: object) -> str | None:
     """The fake's address for ``host`` when a running fake routes it; else check the lookup
     (refused in a guarded test unless local or allowed) and return None."""
-    if isinstance(host, str | bytes) and _fakes and routes_for(_name(host)):
+    # Only a name beyond this machine: an address resolves to itself, and a local name stays
+    # local (a route for localhost answers through the faked client all the same).
+    if (
+        _fakes
+        and isinstance(host, str | bytes)
+        and _ip(_name(host)) is None
+        and not _is_local(host)
+        and routes_for(_name(host))
+    ):
         return fake_address(_name(host))
     if not _guards or not _guards[-1].guarding() or _is_local(host):
         return None
