@@ -127,7 +127,7 @@ def test_the_tool_refuses():
 
 
 def test_strict_mode_counts_no_leak_for_a_tool_error(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_docs=STRICT)
+    pytester.makepyfile(test_fetch_tool=STRICT)
     result = pytester.runpytest("--nucleo-strict")
     result.assert_outcomes(passed=1)
     assert result.ret == 0, result.stdout.str()
