@@ -22,7 +22,13 @@ if TYPE_CHECKING:
     from pytest_nucleo.testing import FakeUpstream
 
 _UPSTREAM_OPTIONS = ("assert_all_called", "base_url")
-MARKER_OPTIONS = (*_UPSTREAM_OPTIONS, "expect_leaks", "allow_network", "real_waits")
+MARKER_OPTIONS = (
+    *_UPSTREAM_OPTIONS,
+    "expect_leaks",
+    "allow_network",
+    "allow_hosts",
+    "real_waits",
+)
 _FLAGS = ("assert_all_called", "expect_leaks", "allow_network", "real_waits")
 
 _call_failed = pytest.StashKey[bool]()
@@ -179,10 +185,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "nucleo(assert_all_called=True, base_url=None, expect_leaks=False, allow_network=False, "
-        "real_waits=False): configure the fake_upstream fixture (assert_all_called=False lets "
+        "allow_hosts=[], real_waits=False): configure the fake_upstream fixture (assert_all_called=False lets "
         "routes go uncalled; base_url makes relative route URLs); expect_leaks=True: the test "
         "makes a tool leak a foreign exception on purpose, so the report does not count it; "
         "allow_network=True: the network guard lets the test reach non-loopback addresses; "
+        "allow_hosts=[...]: it may reach these hosts (names, *.patterns, addresses, networks); "
         "real_waits=True: "
         "the system clock really sleeps in this test (waits are skipped by default).",
     )
@@ -217,12 +224,29 @@ def _begin_guard(item: pytest.Item, guard: _network.Guard, options: dict[str, An
     other test only while a fake upstream runs in it."""
     scope = setting(item.config, "nucleo_guard")
     allowed = options.get("allow_network", False)
+    hosts = _marker_hosts(options.get("allow_hosts", ()))
     if scope == "off":
         guard.begin(allow_network=True)
     elif scope == "all" or _uses_plugin(item):
-        guard.begin(allow_network=allowed)
+        guard.begin(allow_network=allowed, allow_hosts=hosts)
     else:
-        guard.begin(allow_network=allowed, while_faking=True)
+        guard.begin(allow_network=allowed, while_faking=True, allow_hosts=hosts)
+
+
+def _marker_hosts(hosts: object) -> list[str]:
+    where = "@pytest.mark.nucleo(allow_hosts=...)"
+    if isinstance(hosts, str) or not (
+        isinstance(hosts, list | tuple) and all(isinstance(h, str) for h in hosts)
+    ):
+        raise pytest.UsageError(
+            f"{where} takes a list of host names, patterns, addresses or networks, such as "
+            f"['db.internal.example', '10.0.0.0/8']; got {hosts!r}"
+        )
+    try:
+        _network.AllowList(hosts, where)
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
+    return list(hosts)
 
 
 def _uses_plugin(item: pytest.Item) -> bool:

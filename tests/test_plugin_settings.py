@@ -176,6 +176,52 @@ def test_allowed_hosts_are_an_ini_key_the_option_replaces(
     assert below_guard == ["getaddrinfo cache.internal.example"]
 
 
+def test_the_marker_allows_hosts_for_one_test(
+    pytester: pytest.Pytester, below_guard: list[str]
+) -> None:
+    pytester.makepyfile(
+        test_marked="""
+        import socket
+        import pytest
+
+        def lookup(host):
+            try:
+                socket.getaddrinfo(host, 5432)
+            except OSError:
+                pass
+
+        @pytest.mark.nucleo(allow_hosts=["*.internal.example"])
+        def test_marked():
+            lookup("db.internal.example")
+
+        @pytest.mark.nucleo(real_waits=False)
+        def test_not_marked():
+            lookup("db.internal.example")
+
+        @pytest.mark.nucleo(allow_hosts="db.internal.example")
+        def test_a_string():
+            pass
+
+        @pytest.mark.nucleo(allow_hosts=["db internal"])
+        def test_a_bad_entry():
+            pass
+        """
+    )
+    result = pytester.runpytest("-p", "no:randomly", "--nucleo-allow-hosts=10.0.0.0/8")
+    result.assert_outcomes(passed=1, failed=1, errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*@pytest.mark.nucleo(allow_hosts=...) takes a list of host names, patterns, "
+            "addresses or networks, such as [[]'db.internal.example', '10.0.0.0/8'[]]; got "
+            "'db.internal.example'*",
+            "*@pytest.mark.nucleo(allow_hosts=...): 'db internal' is neither a host name*",
+        ],
+        consecutive=False,
+    )
+    result.stdout.fnmatch_lines(["FAILED test_marked.py::test_not_marked - *"])
+    assert below_guard == ["getaddrinfo db.internal.example"]
+
+
 def test_an_allowed_name_s_addresses_are_allowed_too() -> None:
     allowed = _network.AllowList(["db.internal.example"])
     allowed.note("db.internal.example", ["10.9.8.7"])

@@ -77,19 +77,39 @@ class Guard:
     def __init__(self, *, allow_hosts: Iterable[str] = ()) -> None:
         self.allow = True  # outside a test (collection, session hooks) nothing is checked
         self.while_faking = False  # guarded only while a fake upstream runs
-        self.allowed = AllowList(allow_hosts)
+        self.allowed = AllowList(allow_hosts)  # the session's (--nucleo-allow-hosts)
+        self.test_allowed = AllowList(())  # the running test's (its marker's allow_hosts)
         self.blocked: list[Blocked] = []
 
-    def begin(self, *, allow_network: bool, while_faking: bool = False) -> None:
+    def begin(
+        self,
+        *,
+        allow_network: bool,
+        while_faking: bool = False,
+        allow_hosts: Iterable[str] = (),
+    ) -> None:
         """Start a test: guarded (``allow_network=False``), guarded only while a fake upstream
-        runs (``while_faking=True``), or not at all."""
+        runs (``while_faking=True``), or not at all; ``allow_hosts`` adds to the session's
+        allowed hosts for this test."""
         self.allow = allow_network
         self.while_faking = while_faking and not allow_network
+        self.test_allowed = AllowList(allow_hosts)
         self.blocked.clear()
 
     def end(self) -> None:
         self.allow = True
         self.while_faking = False
+        self.test_allowed = AllowList(())
+
+    def allows(self, name: str) -> bool:
+        return self.allowed.allows(name) or self.test_allowed.allows(name)
+
+    def note(self, host: object, addresses: Iterable[object]) -> None:
+        """After a lookup let through: the addresses of an allowed name are allowed too."""
+        found = list(addresses)
+        for allowed in (self.allowed, self.test_allowed):
+            if allowed:
+                allowed.note(host, found)
 
     def guarding(self) -> bool:
         if self.while_faking:
@@ -111,7 +131,7 @@ class AllowList:
     (``10.0.0.0/8``). The addresses an allowed name resolves to are allowed too, so that the
     connection after the lookup goes through."""
 
-    def __init__(self, entries: Iterable[str]) -> None:
+    def __init__(self, entries: Iterable[str], where: str = "--nucleo-allow-hosts") -> None:
         self.names: list[str] = []
         self.networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
         self.resolved: set[str] = set()  # the addresses allowed names resolved to
@@ -124,7 +144,7 @@ class AllowList:
             except ValueError:
                 if not all(part.isalnum() or part in "-_*?." for part in entry):
                     raise ValueError(
-                        f"--nucleo-allow-hosts: {raw!r} is neither a host name, a name pattern "
+                        f"{where}: {raw!r} is neither a host name, a name pattern "
                         "such as '*.internal', an address nor a network such as '10.0.0.0/8'"
                     ) from None
                 self.names.append(entry)
@@ -394,7 +414,7 @@ def _check_connect(host: object, port: object) -> None:
         _refuse(_refusal("connect", _name(host), port, by=_caller(2), name=fake_name))
     if not _guards or not _guards[-1].guarding() or _is_local(host):
         return
-    if _guards[-1].allowed.allows(_name(host)):
+    if _guards[-1].allows(_name(host)):
         return
     _refuse(_refusal("connect", _name(host), port, by=_caller(2)))
 
@@ -414,15 +434,15 @@ def _resolve(host: object, port: object) -> str | None:
         return fake_address(_name(host))
     if not _guards or not _guards[-1].guarding() or _is_local(host):
         return None
-    if _guards[-1].allowed.allows(_name(host)):
+    if _guards[-1].allows(_name(host)):
         return None
     _refuse(_refusal("lookup", _name(host), port, by=_caller(2)))
     return None  # pragma: no cover - _refuse raises
 
 
 def _note(host: object, addresses: Iterable[object]) -> None:
-    if _guards and _guards[-1].allowed:
-        _guards[-1].allowed.note(host, addresses)
+    if _guards and (_guards[-1].allowed or _guards[-1].test_allowed):
+        _guards[-1].note(host, addresses)
 
 
 def _port_number(port: object) -> int:
