@@ -14,6 +14,10 @@ import pytest
 
 from pytest_nucleo.testing import _network
 
+# The clients the fake answers, as the messages list them.
+_NAMES = _network._faked_clients()
+CLIENTS = ", ".join(_NAMES[:-1]) + " and " + _NAMES[-1]
+
 
 @pytest.fixture
 def below_guard(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -371,7 +375,6 @@ def test_a_routed_host_resolves_to_an_address_only_the_fake_answers(
     for test in ("a_client_the_fake_does_not_answer", "even_where_the_network_is_allowed"):
         result.stdout.fnmatch_lines([f"*FAILED*test_{test}*"])
     module = "test_a_routed_host_resolves_to_an_address_only_the_fake_answers.py"
-    clients = "httpx, httpx2, requests and aiohttp"
     for line, function in (
         (31, "test_a_client_the_fake_does_not_answer_is_refused_the_address"),
         (38, "test_even_where_the_network_is_allowed"),
@@ -382,9 +385,9 @@ def test_a_routed_host_resolves_to_an_address_only_the_fake_answers(
                 f"({module}:{line}, in {function}): tests do not reach the network. The fake "
                 "upstream gave this address to docs.example, which its routes name (GET "
                 "https://docs.example/page -> respond 200), and only the fake answers it: the "
-                f"request did not go through a client the fake answers ({clients}): call the "
-                'upstream with one of them. See pytest-nucleo\'s docs, "The network guard" '
-                "(docs/how-to/fake-upstream.md#the-network-guard)."
+                "code under test opened the connection itself, and the fake answers only "
+                f"requests sent with {CLIENTS}. See pytest-nucleo's docs, \"The network "
+                'guard" (docs/how-to/fake-upstream.md#the-network-guard).'
             ]
         )
     # The last test's lookup went on to the (stand-in) resolver, the fake having stopped.
@@ -449,9 +452,8 @@ def test_a_route_for_an_address_is_named_not_advised(
             "pytest-nucleo blocked a connection to 203.0.113.5:8080 by the code under test "
             "(test_a_route_for_an_address_is_named_not_advised.py:9, in test_it): tests do not "
             "reach the network. The fake upstream has a route for 203.0.113.5 (GET "
-            "http://203.0.113.5:8080/status -> respond 200), but this connection did not go "
-            "through a client the fake answers (httpx, httpx2, requests and aiohttp): call the "
-            "upstream with one of them. See *"
+            "http://203.0.113.5:8080/status -> respond 200), but the code under test opened the "
+            f"connection itself, and the fake answers only requests sent with {CLIENTS}. See *"
         ]
     )
     assert "Add one" not in result.stdout.str()
@@ -477,4 +479,35 @@ def test_addresses_and_local_names_resolve_as_themselves_even_when_routed(
     finally:
         guard.end()
         _network.uninstall(guard)
+    assert below_guard == []
+
+
+def test_a_client_the_fake_does_not_answer_is_named(
+    pytester: pytest.Pytester, below_guard: list[str]
+) -> None:
+    pytester.makepyfile(
+        """
+        import httpx
+        import urllib3
+
+        def test_it(fake_upstream):
+            fake_upstream.get("https://docs.example/page").respond(200)
+            httpx.get("https://docs.example/page")
+            try:
+                urllib3.PoolManager().request("GET", "https://docs.example/page", retries=False)
+            except urllib3.exceptions.HTTPError:
+                pass
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "pytest-nucleo blocked a connection to 100.64.0.*:443 by urllib3: tests do not "
+            "reach the network. The fake upstream gave this address to docs.example, which its "
+            "routes name (GET https://docs.example/page -> respond 200), and only the fake "
+            "answers it: urllib3 is not a client the fake answers "
+            f"({CLIENTS}): call the upstream with one of them. See *"
+        ]
+    )
     assert below_guard == []

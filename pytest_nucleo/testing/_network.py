@@ -1,6 +1,6 @@
 """The network guard: under the plugin, a guarded test that tries to reach a non-loopback
 address fails, with a message saying what was blocked, by which library, and whether a fake
-route for that host exists.
+route for that host exists (worded by ``_refusal``).
 
 It wraps the standard socket entry points (``socket.getaddrinfo``, ``gethostbyname``,
 ``gethostbyname_ex``, ``socket.create_connection``, ``socket.socket.connect`` and
@@ -26,17 +26,12 @@ from __future__ import annotations
 import fnmatch
 import ipaddress
 import socket
-import sys
-import sysconfig
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from ._docs import docs_ref
-
-DOCS = docs_ref("docs/how-to/fake-upstream.md", "The network guard")
+from ._refusal import Caller, Tried, find_caller, refusal_message
 
 FAKE_NETWORK = ipaddress.IPv4Network("100.64.0.0/10")
 """Where the fake's names resolve: the shared address space (RFC 6598), which no public host
@@ -224,13 +219,27 @@ def routes_for(host: str) -> list[str]:
     ]
 
 
-def _faked_clients() -> str:
-    """The clients the fake answers, as a sentence's list (read when a refusal is worded:
-    the backends' module imports httpx and respx, which the plugin's import must not)."""
+def _faked_clients() -> list[str]:
+    """The clients the fake answers (read when a refusal is worded: the backends' module
+    imports httpx and respx, which the plugin's import must not)."""
     from ._backends import _BACKENDS
 
-    names = [client for client, _ in _BACKENDS]
-    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+    return [client for client, _ in _BACKENDS]
+
+
+def _refusal(kind: str, host: str, port: object, *, by: Caller, name: str | None = None) -> Blocked:
+    """The refusal of a lookup (``kind="lookup"``) or connection of ``host``; ``name`` is the
+    host the fake gave ``host`` (an address of ``FAKE_NETWORK``) to."""
+    tried = Tried(kind, host, port)
+    message = refusal_message(
+        tried,
+        by,
+        routes=routes_for(name if name is not None else host),
+        fake_routes=[r.describe() for fake in _fakes for r in fake.routes] if _fakes else None,
+        faked_clients=_faked_clients(),
+        fake_name=name,
+    )
+    return Blocked(tried.place, message)
 
 
 def failure_message(blocked: list[Blocked]) -> str:
@@ -240,120 +249,6 @@ def failure_message(blocked: list[Blocked]) -> str:
         others = ", ".join(b.place for b in blocked[1:])
         message += f"\nIt also blocked: {others}."
     return message
-
-
-# -- what a refusal says -------------------------------------------------------------------
-
-
-def _refusal(kind: str, host: str, port: object, *, by: str, name: str | None = None) -> Blocked:
-    """The message for a refused lookup (``kind="lookup"``) or connection of ``host``.
-
-    ``name`` is the host name the fake gave ``host`` (an address of ``FAKE_NETWORK``) to."""
-    shown = f"[{host}]" if ":" in host else host
-    place = f"{shown}:{port}" if port not in (None, "", 0) else shown
-    what = "a DNS lookup of" if kind == "lookup" else "a connection to"
-    head = f"pytest-nucleo blocked {what} {place}{by}: tests do not reach the network."
-    opt_out = (
-        "if the test really needs the network, mark it @pytest.mark.nucleo(allow_network=True) "
-        "or allow the host with --nucleo-allow-hosts"
-    )
-    if name is not None:
-        routes = routes_for(name)
-        answered = (
-            f"The fake upstream gave this address to {name}"
-            + (f", which its routes name ({'; '.join(routes)})" if routes else "")
-            + f", and only the fake answers it: the request did not go through a client the "
-            f"fake answers ({_faked_clients()}): call the upstream with one of them."
-        )
-        return Blocked(place, f"{head} {answered} See {DOCS}.")
-    routes = routes_for(host)
-    if routes:
-        # A route exists: its host resolves inside the fake, so only a connection by address
-        # or a client the fake does not answer gets here.
-        why = (
-            f"The fake upstream has a route for {host} ({'; '.join(routes)}), but this "
-            f"{'lookup' if kind == 'lookup' else 'connection'} did not go through a client "
-            f"the fake answers ({_faked_clients()}): call the upstream with one of them."
-        )
-        return Blocked(place, f"{head} {why} See {DOCS}.")
-    url = (
-        f"https://{shown}/..."
-        if port in (None, "", 0, 443, "443", "https")
-        else (f"http://{shown}:{port}/..." if str(port) != "80" else f"http://{shown}/...")
-    )
-    route = f"fake_upstream.get('{url}').respond(200, json=...)"
-    if _fakes:
-        others = "; ".join(r.describe() for fake in _fakes for r in fake.routes) or "none"
-        fix = (
-            f"The fake upstream has no route for {host} (its routes: {others}). Add one, e.g. "
-            f"{route}; or, {opt_out}."
-        )
-    else:
-        fix = f"Fake the upstream with the fake_upstream fixture, e.g. {route}; or, {opt_out}."
-    return Blocked(place, f"{head} {fix} See {DOCS}.")
-
-
-# Modules a socket call passes through on its way from a client, never the client itself.
-_PLUMBING = frozenset(
-    {
-        "socket",
-        "asyncio",
-        "selectors",
-        "ssl",
-        "concurrent",
-        "threading",
-        "contextlib",
-        "functools",
-        "anyio",
-        "sniffio",
-        "trio",
-        "pytest_nucleo",
-        "_pytest",
-        "pluggy",
-        "pytest",
-    }
-)
-_STDLIB = str(Path(sysconfig.get_paths()["stdlib"]).resolve())
-_LIBRARY_DIRS = tuple(
-    {
-        str(Path(path).resolve())
-        for key in ("stdlib", "platstdlib", "purelib", "platlib")
-        if (path := sysconfig.get_paths().get(key))
-    }
-)
-
-
-def _caller(depth: int) -> str:
-    """Who made the socket call: ``" by requests (through urllib3)"`` for a library, ``" by
-    the code under test (tool.py:12, in check)"`` when the code called the socket itself;
-    empty when the stack says nothing (a call in an executor thread)."""
-    try:
-        frame = sys._getframe(depth + 1)
-    except ValueError:  # pragma: no cover - a stack shallower than the guard's own frames
-        return ""
-    libraries: list[str] = []
-    while frame is not None:
-        module = str(frame.f_globals.get("__name__", ""))
-        top = module.partition(".")[0]
-        if top not in _PLUMBING:
-            path = str(Path(frame.f_code.co_filename).resolve())
-            if not path.startswith(_LIBRARY_DIRS):
-                if libraries:
-                    break
-                return (
-                    f" by the code under test ({Path(path).name}:{frame.f_lineno}, "
-                    f"in {frame.f_code.co_name})"
-                )
-            stdlib = path.startswith(_STDLIB) and "-packages" not in path
-            named = module if stdlib else top
-            if named not in libraries:
-                libraries.append(named)
-        frame = frame.f_back  # type: ignore[assignment]
-    if not libraries:
-        return ""
-    outer = libraries[-1]
-    inner = [name for name in libraries[:-1] if name.partition(".")[0] != outer]
-    return f" by {outer}" + (f" (through {inner[0]})" if inner else "")
 
 
 # -- the checks ----------------------------------------------------------------------------
@@ -411,12 +306,12 @@ def _refuse(blocked: Blocked) -> None:
 def _check_connect(host: object, port: object) -> None:
     fake_name = _fake_name_of(host)
     if fake_name is not None:  # nobody's address: refused whatever the test may reach
-        _refuse(_refusal("connect", _name(host), port, by=_caller(2), name=fake_name))
+        _refuse(_refusal("connect", _name(host), port, by=find_caller(2), name=fake_name))
     if not _guards or not _guards[-1].guarding() or _is_local(host):
         return
     if _guards[-1].allows(_name(host)):
         return
-    _refuse(_refusal("connect", _name(host), port, by=_caller(2)))
+    _refuse(_refusal("connect", _name(host), port, by=find_caller(2)))
 
 
 def _resolve(host: object, port: object) -> str | None:
@@ -436,7 +331,7 @@ def _resolve(host: object, port: object) -> str | None:
         return None
     if _guards[-1].allows(_name(host)):
         return None
-    _refuse(_refusal("lookup", _name(host), port, by=_caller(2)))
+    _refuse(_refusal("lookup", _name(host), port, by=find_caller(2)))
     return None  # pragma: no cover - _refuse raises
 
 
