@@ -76,6 +76,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--no-nucleo-strict",
         action="store_false",
         dest="nucleo_strict",
+        default=None,
         help="do not fail the run for those, whatever the ini file says",
     )
     parser.addini(
@@ -104,7 +105,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def setting(config: pytest.Config, name: str) -> Any:
+def _setting(config: pytest.Config, name: str) -> Any:
     """The plugin's setting ``name`` (``nucleo_strict``, ...): the command-line option when
     given, else the ini key, else the default. A bad ini value is a usage error naming it."""
     given = config.getoption(name, default=None)
@@ -175,23 +176,23 @@ _running: list[_RunnerWatch] = []  # the watches of the sessions running a test,
 
 def pytest_configure(config: pytest.Config) -> None:
     for name in ("nucleo_guard", "nucleo_matrix"):  # a bad value fails the run at once
-        setting(config, name)
+        _setting(config, name)
     watch = config.stash[_watch] = _RunnerWatch(config)
     try:
-        config.stash[_guard] = _network.install(allow_hosts=setting(config, "nucleo_allow_hosts"))
+        config.stash[_guard] = _network.install(allow_hosts=_setting(config, "nucleo_allow_hosts"))
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
     logging.getLogger("pytest_nucleo.runner").addHandler(watch)
     config.addinivalue_line(
         "markers",
         "nucleo(assert_all_called=True, base_url=None, expect_leaks=False, allow_network=False, "
-        "allow_hosts=[], real_waits=False): configure the fake_upstream fixture (assert_all_called=False lets "
-        "routes go uncalled; base_url makes relative route URLs); expect_leaks=True: the test "
-        "makes a tool leak a foreign exception on purpose, so the report does not count it; "
-        "allow_network=True: the network guard lets the test reach non-loopback addresses; "
-        "allow_hosts=[...]: it may reach these hosts (names, *.patterns, addresses, networks); "
-        "real_waits=True: "
-        "the system clock really sleeps in this test (waits are skipped by default).",
+        "allow_hosts=[], real_waits=False): configure the fake_upstream fixture "
+        "(assert_all_called=False lets routes go uncalled; base_url makes relative route URLs); "
+        "expect_leaks=True: the test makes a tool leak a foreign exception on purpose, so the "
+        "report does not count it; allow_network=True: the network guard lets the test reach "
+        "non-loopback addresses; allow_hosts=[...]: it may reach these hosts (names, "
+        "*.patterns, addresses, networks); real_waits=True: the system clock really sleeps in "
+        "this test (waits are skipped by default).",
     )
 
 
@@ -222,7 +223,7 @@ def _begin_guard(item: pytest.Item, guard: _network.Guard, options: dict[str, An
     """Guard the test, or not, as the scope says (see the docs' "The network guard"): with
     ``plugin-tests``, a test that uses the plugin's fixtures or marker is guarded, and any
     other test only while a fake upstream runs in it."""
-    scope = setting(item.config, "nucleo_guard")
+    scope = _setting(item.config, "nucleo_guard")
     allowed = options.get("allow_network", False)
     hosts = _marker_hosts(options.get("allow_hosts", ()))
     if scope == "off":
@@ -469,7 +470,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         _report.ship_from_worker(config)
         return
     entries = _report.observations(config)
-    path = setting(config, "nucleo_report")
+    path = _setting(config, "nucleo_report")
     if path:
         _report.write_reports(path, entries)
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -486,7 +487,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-STRICT_NODEID = "pytest-nucleo::strict"
+_STRICT_NODEID = "pytest-nucleo::strict"
 """The test case that stands for strict mode's problems in a ``--junitxml`` file."""
 
 
@@ -502,15 +503,15 @@ def _tell_junitxml(config: pytest.Config, problems: list[str]) -> None:
     count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
     text = "\n".join([f"--nucleo-strict failed the run ({count}):", *problems])
     location = ("pytest-nucleo", None, "strict")
-    failed = pytest.TestReport(STRICT_NODEID, location, {}, "failed", text, "call")
-    closed = pytest.TestReport(STRICT_NODEID, location, {}, "passed", None, "teardown")
+    failed = pytest.TestReport(_STRICT_NODEID, location, {}, "failed", text, "call")
+    closed = pytest.TestReport(_STRICT_NODEID, location, {}, "passed", None, "teardown")
     for report in (failed, closed):  # a test case is written once its teardown is reported
         xml.pytest_runtest_logreport(report)
 
 
 def _strict_problems(config: pytest.Config, entries: list[dict[str, Any]]) -> list[str]:
     """What --nucleo-strict fails the run for; nothing without the option."""
-    if not setting(config, "nucleo_strict"):
+    if not _setting(config, "nucleo_strict"):
         return []
     from pytest_nucleo.testing import _report
 
@@ -537,7 +538,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     write = terminalreporter.write_line
     terminalreporter.section("nucleo failure matrix")
-    everything = setting(config, "nucleo_matrix") == "all" or config.get_verbosity() > 0
+    everything = _setting(config, "nucleo_matrix") == "all" or config.get_verbosity() > 0
     shown = entries if everything else _report.problem_rows(entries)
     width = _terminal_width(terminalreporter)
     for line in _report.terminal_lines(shown, width) if shown else ():
@@ -547,7 +548,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         text += " (every row: -v or --nucleo-matrix=all)"
     for line in _wrapped(text, width):
         write(line)
-    path = setting(config, "nucleo_report")
+    path = _setting(config, "nucleo_report")
     if path:
         write(f"report written to {', '.join(str(p) for p in _report.report_paths(path))}")
     if problems:
