@@ -10,50 +10,54 @@ is refused too. What it refuses is recorded, and the plugin fails the test with 
 the code under test caught the error.
 
 While a fake upstream runs, the lookup of a host one of its routes names succeeds: it resolves
-to an address of ``FAKE_NETWORK``, which only the fake answers, so a tool that checks the
+to an address of ``FAKE_NETWORK`` (``_fake_names``), which only the fake answers, so a tool that checks the
 address before calling (against private networks, say) still reaches the fake through its
 faked client. A connection to such an address is refused always, guarded test or not: the
 address is nobody's, and a client that connects to it is one the fake does not answer.
 
 Loopback (127.0.0.0/8, ::1, ``localhost``), the unspecified address, this machine's own host
-name, unix sockets and the allowed hosts stay allowed. Not covered: raw UDP (``sendto``), C
+name, unix sockets and the allowed hosts (``_hosts``) stay allowed. Not covered: raw UDP (``sendto``), C
 extensions with their own sockets, and event loops that bypass Python's socket module
 (uvloop's ``create_connection``).
 """
 
 from __future__ import annotations
 
-import fnmatch
-import ipaddress
 import socket
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
-from urllib.parse import urlsplit
+from typing import Any
 
+from . import _fake_names
+from ._fake_names import (
+    FAKE_NETWORK,
+    fake_address,
+    fake_addrinfo,
+    fake_name_of,
+    fake_started,
+    fake_stopped,
+    routes_for,
+)
+from ._hosts import AllowList, host_name, ip_of
 from ._refusal import Caller, Tried, find_caller, refusal_message
 
-FAKE_NETWORK = ipaddress.IPv4Network("100.64.0.0/10")
-"""Where the fake's names resolve: the shared address space (RFC 6598), which no public host
-has and Python's ``ipaddress`` calls neither private nor reserved, so a tool's check against
-private addresses lets it through. Every connection to it is refused."""
+__all__ = [
+    "FAKE_NETWORK",
+    "AllowList",
+    "Blocked",
+    "Guard",
+    "NetworkBlockedError",
+    "failure_message",
+    "fake_started",
+    "fake_stopped",
+    "install",
+    "routes_for",
+    "uninstall",
+]
 
 
 class NetworkBlockedError(ConnectionRefusedError):
     """A test tried to reach a non-loopback address; raised before anything was sent."""
-
-
-class _Route(Protocol):
-    url: str
-
-    def describe(self) -> str: ...
-
-
-class RouteTable(Protocol):
-    """What the guard reads of a running fake upstream: its routes."""
-
-    @property
-    def routes(self) -> Sequence[_Route]: ...
 
 
 @dataclass(frozen=True)
@@ -108,7 +112,7 @@ class Guard:
 
     def guarding(self) -> bool:
         if self.while_faking:
-            return bool(_fakes)
+            return bool(_fake_names.running)
         return not self.allow
 
     def take(self) -> list[Blocked]:
@@ -120,54 +124,9 @@ class Guard:
         return list(seen.values())
 
 
-class AllowList:
-    """The hosts a guarded test may still reach (``--nucleo-allow-hosts``): a name
-    (``db.internal``), a name pattern (``*.internal``), an address or a network
-    (``10.0.0.0/8``). The addresses an allowed name resolves to are allowed too, so that the
-    connection after the lookup goes through."""
-
-    def __init__(self, entries: Iterable[str], where: str = "--nucleo-allow-hosts") -> None:
-        self.names: list[str] = []
-        self.networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
-        self.resolved: set[str] = set()  # the addresses allowed names resolved to
-        for raw in entries:
-            entry = raw.strip().strip("[]").rstrip(".").lower()
-            if not entry:
-                continue
-            try:
-                self.networks.append(ipaddress.ip_network(entry, strict=False))
-            except ValueError:
-                if not all(part.isalnum() or part in "-_*?." for part in entry):
-                    raise ValueError(
-                        f"{where}: {raw!r} is neither a host name, a name pattern "
-                        "such as '*.internal', an address nor a network such as '10.0.0.0/8'"
-                    ) from None
-                self.names.append(entry)
-
-    def __bool__(self) -> bool:
-        return bool(self.names or self.networks)
-
-    def note(self, host: object, addresses: Iterable[object]) -> None:
-        """After the lookup of ``host``: if it is an allowed name, allow its addresses."""
-        name = _name(host)
-        if _ip(name) is None and self.allows(name):
-            self.resolved.update(_name(address) for address in addresses)
-
-    def allows(self, name: str) -> bool:
-        if name in self.resolved:
-            return True
-        ip = _ip(name)
-        if ip is not None:
-            return any(ip in network for network in self.networks)
-        return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.names)
-
-
 _guards: list[Guard] = []  # one per configured session, innermost (pytester) last
 _originals: dict[str, Any] = {}
 _local_names: set[str] = set()
-_fakes: list[RouteTable] = []  # the fake upstreams running now, latest last
-_fake_hosts: dict[str, str] = {}  # address -> the host name the fake gave it to
-_fake_addresses: dict[str, str] = {}  # host name -> its address
 
 
 def install(*, allow_hosts: Iterable[str] = ()) -> Guard:
@@ -186,39 +145,6 @@ def uninstall(guard: Guard) -> None:
         _unpatch()
 
 
-def fake_started(fake: RouteTable) -> None:
-    """``fake``'s routed hosts resolve to the fake's addresses until :func:`fake_stopped`."""
-    _fakes.append(fake)
-
-
-def fake_stopped(fake: RouteTable) -> None:
-    if fake in _fakes:
-        _fakes.remove(fake)
-
-
-def fake_address(host: str) -> str:
-    """The address of ``FAKE_NETWORK`` the fake gives ``host``: one per name, stable for the
-    process, so that a tool that compares two lookups sees the same answer."""
-    name = _name(host)
-    address = _fake_addresses.get(name)
-    if address is None:
-        address = str(FAKE_NETWORK.network_address + 1 + len(_fake_addresses))
-        _fake_addresses[name] = address
-        _fake_hosts[address] = name
-    return address
-
-
-def routes_for(host: str) -> list[str]:
-    """The routes of the running fakes whose URL names ``host``, described."""
-    name = _name(host)
-    return [
-        route.describe()
-        for fake in _fakes
-        for route in fake.routes
-        if (urlsplit(route.url).hostname or "").rstrip(".").lower() == name
-    ]
-
-
 def _faked_clients() -> list[str]:
     """The clients the fake answers (read when a refusal is worded: the backends' module
     imports httpx and respx, which the plugin's import must not)."""
@@ -235,7 +161,9 @@ def _refusal(kind: str, host: str, port: object, *, by: Caller, name: str | None
         tried,
         by,
         routes=routes_for(name if name is not None else host),
-        fake_routes=[r.describe() for fake in _fakes for r in fake.routes] if _fakes else None,
+        fake_routes=[r.describe() for fake in _fake_names.running for r in fake.routes]
+        if _fake_names.running
+        else None,
         faked_clients=_faked_clients(),
         fake_name=name,
     )
@@ -254,47 +182,22 @@ def failure_message(blocked: list[Blocked]) -> str:
 # -- the checks ----------------------------------------------------------------------------
 
 
-def _name(host: object) -> str:
-    if isinstance(host, bytes):
-        host = host.decode("ascii", "replace")
-    return str(host).strip("[]").rstrip(".").lower()
-
-
-def _ip(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    try:
-        ip = ipaddress.ip_address(name.split("%", 1)[0])
-    except ValueError:
-        return None
-    mapped = getattr(ip, "ipv4_mapped", None)
-    return mapped if mapped is not None else ip
-
-
 def _is_local(host: object) -> bool:
     if host is None:
         return True  # getaddrinfo(None, port): the passive or loopback address
     if not isinstance(host, str | bytes):
         return False
-    name = _name(host)
+    name = host_name(host)
     if not name or name == "localhost" or name.endswith(".localhost"):
         return True
     if not _local_names:
         _local_names.add(socket.gethostname().lower())
     if name in _local_names:
         return True
-    ip = _ip(name)
+    ip = ip_of(name)
     if ip is None:
         return False  # a name to resolve: refused before the lookup goes out
     return ip.is_loopback or ip.is_unspecified
-
-
-def _fake_name_of(host: object) -> str | None:
-    """The host name the fake gave ``host`` to, when ``host`` is one of its addresses."""
-    if not isinstance(host, str | bytes):
-        return None
-    ip = _ip(_name(host))
-    if ip is None or ip not in FAKE_NETWORK:
-        return None
-    return _fake_hosts.get(str(ip), "a host of a fake upstream")
 
 
 def _refuse(blocked: Blocked) -> None:
@@ -304,14 +207,14 @@ def _refuse(blocked: Blocked) -> None:
 
 
 def _check_connect(host: object, port: object) -> None:
-    fake_name = _fake_name_of(host)
+    fake_name = fake_name_of(host)
     if fake_name is not None:  # nobody's address: refused whatever the test may reach
-        _refuse(_refusal("connect", _name(host), port, by=find_caller(2), name=fake_name))
+        _refuse(_refusal("connect", host_name(host), port, by=find_caller(2), name=fake_name))
     if not _guards or not _guards[-1].guarding() or _is_local(host):
         return
-    if _guards[-1].allows(_name(host)):
+    if _guards[-1].allows(host_name(host)):
         return
-    _refuse(_refusal("connect", _name(host), port, by=find_caller(2)))
+    _refuse(_refusal("connect", host_name(host), port, by=find_caller(2)))
 
 
 def _resolve(host: object, port: object) -> str | None:
@@ -320,58 +223,24 @@ def _resolve(host: object, port: object) -> str | None:
     # Only a name beyond this machine: an address resolves to itself, and a local name stays
     # local (a route for localhost answers through the faked client all the same).
     if (
-        _fakes
+        _fake_names.running
         and isinstance(host, str | bytes)
-        and _ip(_name(host)) is None
+        and ip_of(host_name(host)) is None
         and not _is_local(host)
-        and routes_for(_name(host))
+        and routes_for(host_name(host))
     ):
-        return fake_address(_name(host))
+        return fake_address(host_name(host))
     if not _guards or not _guards[-1].guarding() or _is_local(host):
         return None
-    if _guards[-1].allows(_name(host)):
+    if _guards[-1].allows(host_name(host)):
         return None
-    _refuse(_refusal("lookup", _name(host), port, by=find_caller(2)))
+    _refuse(_refusal("lookup", host_name(host), port, by=find_caller(2)))
     return None  # pragma: no cover - _refuse raises
 
 
 def _note(host: object, addresses: Iterable[object]) -> None:
     if _guards and (_guards[-1].allowed or _guards[-1].test_allowed):
         _guards[-1].note(host, addresses)
-
-
-def _port_number(port: object) -> int:
-    if isinstance(port, bytes):
-        port = port.decode("ascii", "replace")
-    if port is None or port == "":
-        return 0
-    if isinstance(port, int):
-        return port
-    text = str(port)
-    if text.isdigit():
-        return int(text)
-    try:
-        return socket.getservbyname(text, "tcp")  # the local services file: no network
-    except OSError:
-        raise socket.gaierror(socket.EAI_SERVICE, f"unknown service {text!r}") from None
-
-
-def _fake_addrinfo(
-    host: object, address: str, port: object, family: int, kind: int, proto: int, flags: int
-) -> list[tuple[Any, ...]]:
-    """What ``getaddrinfo`` returns for a routed host: its fake address, for TCP."""
-    number = _port_number(port)
-    canonical = _name(host) if flags & socket.AI_CANONNAME else ""
-    stream = (socket.SocketKind.SOCK_STREAM, socket.IPPROTO_TCP)
-    if kind not in (0, socket.SOCK_STREAM) or proto not in (0, socket.IPPROTO_TCP):
-        raise socket.gaierror(
-            socket.EAI_SOCKTYPE, "the fake upstream answers TCP only (its names resolve for it)"
-        )
-    if family == socket.AF_INET6:
-        return [
-            (socket.AddressFamily.AF_INET6, *stream, canonical, (f"::ffff:{address}", number, 0, 0))
-        ]
-    return [(socket.AddressFamily.AF_INET, *stream, canonical, (address, number))]
 
 
 def _address(address: object) -> tuple[object, object] | None:
@@ -405,7 +274,7 @@ def _patch() -> None:
     ) -> Any:
         fake = _resolve(host, port)
         if fake is not None:
-            return _fake_addrinfo(host, fake, port, family, type, proto, flags)
+            return fake_addrinfo(host, fake, port, family, type, proto, flags)
         found = _originals["getaddrinfo"](host, port, family, type, proto, flags)
         _note(host, (info[4][0] for info in found))
         return found
@@ -421,7 +290,7 @@ def _patch() -> None:
     def guarded_gethostbyname_ex(host: Any) -> Any:
         fake = _resolve(host, None)
         if fake is not None:
-            return (_name(host), [], [fake])
+            return (host_name(host), [], [fake])
         found = _originals["gethostbyname_ex"](host)
         _note(host, found[2])
         return found
@@ -431,7 +300,7 @@ def _patch() -> None:
         if parts is not None:
             # A name is looked up first (create_connection calls getaddrinfo), an address
             # connected to: check each as what it is.
-            if _ip(_name(parts[0])) is None and isinstance(parts[0], str | bytes):
+            if ip_of(host_name(parts[0])) is None and isinstance(parts[0], str | bytes):
                 _resolve(*parts)
             else:
                 _check_connect(*parts)
