@@ -1,5 +1,5 @@
 """A framework's own error for a message to the model (MCP's ToolError, fastmcp's, LangChain's
-ToolException), raised by a tool under the adapter: the model reads at least what the plain
+ToolException, pydantic-ai's ModelRetry and ToolFailed), raised by a tool under the adapter: the model reads at least what the plain
 framework sends (the message, word for word), and strict mode counts no leak."""
 
 from __future__ import annotations
@@ -13,12 +13,20 @@ import pytest
 from langchain_core.tools import ToolException
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic_ai import ModelRetry, ToolFailed
 from syrupy.assertion import SnapshotAssertion
 
-from pytest_nucleo import CORRECTABLE_HINT, CorrectableRuntimeLLMException, run_tool
+from pytest_nucleo import (
+    CORRECTABLE_HINT,
+    UNCORRECTABLE_HINT,
+    CorrectableRuntimeLLMException,
+    UncorrectableRuntimeLLMException,
+    run_tool,
+)
 from pytest_nucleo.adapters._core import own_error_failure, reading_own_errors
 from pytest_nucleo.adapters.langchain import invoke_tool, langchain_tool
 from pytest_nucleo.adapters.mcp import call_mcp_tool, mcp_tool
+from pytest_nucleo.adapters.pydantic_ai import call_through_agent, make_tool
 
 MESSAGE = "Failed to fetch robots.txt https://docs.example/robots.txt due to a connection issue"
 
@@ -77,6 +85,24 @@ def test_a_tool_exception_reads_as_its_message_under_langchain_tool(
     assert received.text == llm_snapshot
 
 
+@pytest.mark.parametrize(
+    ("error", "channel", "hint"),
+    [(ModelRetry, "retried", CORRECTABLE_HINT), (ToolFailed, "failed", UNCORRECTABLE_HINT)],
+    ids=["ModelRetry", "ToolFailed"],
+)
+def test_pydantic_ai_s_own_errors_read_as_their_messages(
+    error: type[Exception], channel: str, hint: str, llm_snapshot: SnapshotAssertion
+) -> None:
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        raise error(f"{city} is not a city we know: give its country too")
+
+    received = call_through_agent(make_tool(lookup), {"city": "Springfield"})
+    assert received.channel == channel
+    assert received.text == f"Springfield is not a city we know: give its country too\n{hint}"
+    assert received.text == llm_snapshot
+
+
 def test_the_message_is_cleaned_and_masked_as_every_text() -> None:
     failure = own_error_failure(ToolError("key sk-live-4711abcdefghijklmnop\r\nrefused"))
     assert isinstance(failure, CorrectableRuntimeLLMException)
@@ -87,6 +113,8 @@ def test_the_message_is_cleaned_and_masked_as_every_text() -> None:
 def test_an_empty_message_is_left_to_the_runner() -> None:
     assert own_error_failure(ToolError("")) is None
     assert own_error_failure(ToolError("  ")) is None
+    final = own_error_failure(ToolFailed("gone for good"), correctable=False)
+    assert isinstance(final, UncorrectableRuntimeLLMException)
 
 
 def test_other_exceptions_pass_and_the_error_stays_the_cause() -> None:
@@ -95,7 +123,9 @@ def test_other_exceptions_pass_and_the_error_stays_the_cause() -> None:
             raise ToolError("say this")
         raise KeyError(kind)
 
-    read = reading_own_errors(tool, lambda exc: isinstance(exc, ToolError))
+    read = reading_own_errors(
+        tool, lambda exc: own_error_failure(exc) if isinstance(exc, ToolError) else None
+    )
     with pytest.raises(CorrectableRuntimeLLMException) as caught:
         read("own")
     assert isinstance(caught.value.__cause__, ToolError)
@@ -110,6 +140,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from pytest_nucleo.adapters.mcp import call_mcp_tool, mcp_tool
+from pytest_nucleo.adapters.pydantic_ai import call_through_agent, make_tool
 
 server = MCPServer("docs")
 

@@ -8,8 +8,9 @@ SystemException text for anything outside the set) with the options the user gav
 to its ``on_failure(result)``, which raises or returns whatever the framework's error channel is.
 
 A framework's own error type, the one its tools raise to send the model a message (MCP's
-``ToolError``, LangChain's ``ToolException``), is read as that message (:func:`reading_own_errors`):
-the model reads at least what the plain framework would send, never the SystemException text.
+``ToolError``, LangChain's ``ToolException``, pydantic-ai's ``ModelRetry`` and ``ToolFailed``),
+is read as that message (:func:`reading_own_errors`): the model reads at least what the plain
+framework would send, never the SystemException text.
 
 What a success reads as is decided once, here (:func:`success_text_unless`): the runner's text
 (a string as it is, anything else as sorted-key JSON, bounded by ``text_limit``), so a value
@@ -28,6 +29,8 @@ from pytest_nucleo._clock import Clock
 from pytest_nucleo._exceptions import (
     CorrectableRuntimeLLMException,
     InvalidInputException,
+    LLMReadableRuntimeException,
+    UncorrectableRuntimeLLMException,
     check_seconds,
 )
 from pytest_nucleo._runner import (
@@ -58,8 +61,9 @@ _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_O
 
 OnFailure = Callable[[ToolResult], Any]
 OnSuccess = Callable[[ToolResult], Any]
-IsOwnError = Callable[[BaseException], bool]
-"""Whether an exception is of the framework's own type for a message to the model."""
+ReadOwnError = Callable[[BaseException], LLMReadableRuntimeException | None]
+"""The failure an exception of the framework's own type for a message to the model means
+(:func:`own_error_failure`), or None for any other exception."""
 
 
 class RunnerOptions(TypedDict, total=False):
@@ -153,28 +157,29 @@ def success_text(value: object, text_limit: int | None = None) -> str:
     return _bounded_success(text, DEFAULT_TEXT_LIMIT if text_limit is None else text_limit)
 
 
-def own_error_failure(exc: BaseException) -> CorrectableRuntimeLLMException | None:
+def own_error_failure(
+    exc: BaseException, *, correctable: bool = True
+) -> LLMReadableRuntimeException | None:
     """The failure of the set a framework's own error means: its message, word for word (cleaned
-    and masked like every text), as a correctable failure, or None for an empty message.
+    and masked like every text), or None for an empty message.
 
-    Correctable, because the framework's error says only what went wrong, in the tool
-    author's words, and the plain framework sends just those: the model may act on them (other
-    arguments, another way), and "may be correctable" is the hint that claims the least. An
-    empty message says nothing; the runner then treats the error as any foreign one.
+    Correctable unless the framework's type says the failure is final (pydantic-ai's
+    ``ToolFailed``): such an error says only what went wrong, in the tool author's words, and
+    the plain framework sends just those; the model may act on them (other arguments, another
+    way), and "may be correctable" is the hint that claims the least. An empty message says
+    nothing; the runner then treats the error as any foreign one.
     """
     message = str(exc)
     if not message.strip():
         return None
-    return CorrectableRuntimeLLMException(message)
+    kind = CorrectableRuntimeLLMException if correctable else UncorrectableRuntimeLLMException
+    return kind(message)
 
 
-def reading_own_errors(func: Callable[..., Any], is_own: IsOwnError) -> Callable[..., Any]:
-    """``func`` (sync or async) with the framework's own error read as the message it carries
-    (:func:`own_error_failure`) before the runner sees it, the error kept as the cause. Other
-    exceptions pass unchanged."""
-
-    def read(exc: BaseException) -> BaseException | None:
-        return own_error_failure(exc) if is_own(exc) else None
+def reading_own_errors(func: Callable[..., Any], read: ReadOwnError) -> Callable[..., Any]:
+    """``func`` (sync or async) with the framework's own error read as the failure ``read``
+    says (:func:`own_error_failure`) before the runner sees it, the error kept as the cause.
+    Other exceptions pass unchanged."""
 
     if inspect.iscoroutinefunction(func):
 
@@ -211,7 +216,7 @@ def through_runner(
     options: RunnerOptions | None = None,
     context: bool = False,
     called_name: Callable[[Callable[..., Any], dict[str, Any]], str | None] | None = None,
-    own_error: IsOwnError | None = None,
+    own_error: ReadOwnError | None = None,
 ) -> Callable[..., Any]:
     """A wrapper of ``func`` (sync or async, like ``func``) that runs it through the runner.
 
@@ -224,7 +229,7 @@ def through_runner(
     arguments only). ``called_name``, given the wrapper and the named arguments of a call (it may take out
     what the framework passed for it alone), returns the name the framework called the tool by
     when that can differ from the wrapper's own (a name given to the framework's decorator),
-    or None; the failure texts then use it. ``own_error`` tells the framework's own error type
+    or None; the failure texts then use it. ``own_error`` reads the framework's own error type
     (see :func:`reading_own_errors`)."""
     opts: dict[str, Any] = dict(options or {})
     name = opts.pop("name", None) or _name_of(func)

@@ -56,6 +56,7 @@ from pytest_nucleo.adapters._core import (
     RunnerOptions,
     check_runner_options,
     log_failure,
+    own_error_failure,
     schema_failure,
     success_text,
     success_text_unless,
@@ -164,7 +165,7 @@ def _build(
         _raise_failure,
         on_success=_on_success(response_format, _text_limit(func, options)),
         options=options,
-        own_error=lambda exc: isinstance(exc, ToolException),
+        own_error=lambda exc: own_error_failure(exc) if isinstance(exc, ToolException) else None,
     )
     is_async = inspect.iscoroutinefunction(wrapped)
     return StructuredTool.from_function(

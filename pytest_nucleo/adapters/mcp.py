@@ -70,7 +70,12 @@ from mcp_types import (
 )
 
 from pytest_nucleo._runner import ToolResult, run_sync
-from pytest_nucleo.adapters._core import RunnerOptions, check_runner_options, through_runner
+from pytest_nucleo.adapters._core import (
+    RunnerOptions,
+    check_runner_options,
+    own_error_failure,
+    through_runner,
+)
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
@@ -200,7 +205,7 @@ def mcp_tool(func: F | None = None, /, **options: Unpack[RunnerOptions]) -> F | 
             on_success=_success(target),
             options=checked,
             called_name=_called_name,
-            own_error=_is_tool_error,
+            own_error=lambda exc: own_error_failure(exc) if _is_tool_error(exc) else None,
         )
         own = getattr(target, "__annotations__", None)
         if isinstance(own, dict):  # a function; a partial or a callable object has no hints
