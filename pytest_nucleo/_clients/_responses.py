@@ -77,9 +77,11 @@ def harden_client(service: str, client: C, *, known: Iterable[str] = ()) -> C:
     exceptions, often losing the status, the wait and the server's words
     (``sdk = SearchClient(key); harden_client("Search", sdk.session)``). ``client`` is a
     ``requests.Session``, an ``httpx.Client``/``AsyncClient`` or an ``httpx2`` one. Statuses of
-    400 or more raise; redirects and successes go on as before. Hooking twice for one service
-    replaces the first hook. For a response in hand, use :func:`raise_for_response`; for a
-    client of your own, :class:`ServiceClient`, which maps its responses already.
+    400 or more raise; redirects and successes go on as before. The SDK then never sees a
+    failing status, so its own retries or token refresh on one are skipped. Hooking twice for
+    one service replaces the first hook. For a response in hand, use
+    :func:`raise_for_response`; for a client of your own, :class:`ServiceClient`, which maps
+    its responses already; for the provider SDKs, :func:`from_provider_error`.
     """
     _check_service(service, "harden_client")
     extra = tuple(known)
