@@ -130,3 +130,26 @@ def test_anything_else_is_a_clear_type_error() -> None:
     )
     with pytest.raises(TypeError, match="needs the service's name"):
         n.harden_client("", requests.Session())
+
+
+def test_an_sdk_that_rewraps_everything_keeps_the_failure_as_the_cause(
+    fake_upstream: FakeUpstream,
+) -> None:
+    class GreedySearchClient(SearchClient):
+        def search(self, query: str, max_results: int = 5) -> list[dict[str, Any]]:
+            try:
+                return super().search(query, max_results)
+            except Exception as exc:  # as some SDKs do: every failure becomes their own
+                raise UsageLimitExceededError("") from exc
+
+    greedy = GreedySearchClient(api_key=API_KEY)
+    n.harden_client("Search", greedy.session)
+
+    @n.llm_errors(service="Search")
+    def search(query: str) -> list[dict[str, Any]]:
+        return greedy.search(query)
+
+    fake_upstream.post(SEARCH).throttle(retry_after=30)
+    with fails_with(n.Http429Exception) as failure:
+        search("capital of Peru")
+    assert failure.exception.retry_after == 30
