@@ -68,11 +68,6 @@ def test_what_the_server_said_reaches_the_model(fake_upstream: FakeUpstream) -> 
     assert "query is too long: at most 400 characters" in failure.explanation
 
 
-def _requests_session() -> Any:
-    session = requests.Session()
-    return lambda: session.get("https://api.search.example/status"), session
-
-
 @pytest.mark.parametrize("library", [httpx, httpx2], ids=["httpx", "httpx2"])
 def test_httpx_clients_sync_and_async(fake_upstream: FakeUpstream, library: Any) -> None:
     fake_upstream.get("https://api.search.example/status").sequence(
