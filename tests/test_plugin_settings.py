@@ -263,19 +263,23 @@ def test_strict_is_an_ini_key_the_option_turns_off(pytester: pytest.Pytester) ->
 
 
 def test_the_report_path_is_an_ini_key_relative_to_the_ini_file(
-    pytester: pytest.Pytester,
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytester.makeini("[pytest]\nnucleo_report = reports/nucleo\n")
     pytester.makepyfile(test_books=LEAK)
     (pytester.path / "reports").mkdir()
-    (pytester.path / "sub").mkdir()
-    result = pytester.runpytest(str(pytester.path), "--rootdir", str(pytester.path))
-    assert (pytester.path / "reports" / "nucleo.json").exists(), result.stdout.str()
-    by_option = pytester.runpytest("--nucleo-report=elsewhere")
+    sub = pytester.path / "sub"
+    sub.mkdir()
+    monkeypatch.chdir(sub)  # run from a subfolder: the path is the ini file's, not the cwd's
+    from_ini = pytester.runpytest(str(pytester.path))
+    assert from_ini.ret == 0
+    assert (pytester.path / "reports" / "nucleo.json").exists(), from_ini.stdout.str()
+    assert not (sub / "reports").exists()
+    by_option = pytester.runpytest(str(pytester.path), "--nucleo-report=elsewhere")
     assert by_option.ret == 0
-    assert (pytester.path / "elsewhere.json").exists()
-    rows = json.loads((pytester.path / "elsewhere.json").read_text())
+    rows = json.loads((sub / "elsewhere.json").read_text())  # an option's path is the cwd's
     assert rows == json.loads((pytester.path / "reports" / "nucleo.json").read_text())
+    assert rows["observations"][0]["leaked"]
 
 
 def test_the_matrix_setting_is_an_ini_key_the_option_wins_over(pytester: pytest.Pytester) -> None:
