@@ -511,3 +511,32 @@ def test_a_client_the_fake_does_not_answer_is_named(
         ]
     )
     assert below_guard == []
+
+
+def test_an_async_lookup_of_a_routed_host_resolves_too(
+    pytester: pytest.Pytester, below_guard: list[str]
+) -> None:
+    pytester.makepyfile(
+        """
+        import asyncio
+        import ipaddress
+
+        import aiohttp
+
+        async def fetch(url):
+            host = aiohttp.client.URL(url).host
+            loop = asyncio.get_running_loop()
+            for *_, sockaddr in await loop.getaddrinfo(host, 443):
+                if ipaddress.ip_address(sockaddr[0]).is_private:
+                    raise ValueError(f"{host} resolves to a private address")
+            async with aiohttp.ClientSession() as session, session.get(url) as response:
+                return await response.text()
+
+        def test_it(fake_upstream):
+            fake_upstream.get("https://docs.example/page").respond(200, text="hello")
+            assert asyncio.run(fetch("https://docs.example/page")) == "hello"
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert below_guard == []
