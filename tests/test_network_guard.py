@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_nucleo.testing import _network
+from pytest_nucleo.testing import _network, _refusal
 
 # The clients the fake answers, as the messages list them.
 _NAMES = _network._faked_clients()
@@ -540,3 +540,33 @@ def test_an_async_lookup_of_a_routed_host_resolves_too(
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     assert below_guard == []
+
+
+@pytest.mark.parametrize(
+    ("caller", "reason"),
+    [
+        (
+            _refusal.Caller("requests", "urllib3"),
+            "requests is a client the fake answers, yet this request went past the fake",
+        ),
+        (
+            _refusal.Caller("search_sdk", "requests"),
+            "search_sdk sends through requests, a client the fake answers, yet this request",
+        ),
+        (_refusal.Caller("urllib3"), "urllib3 is not a client the fake answers"),
+        (_refusal.Caller(), "the request did not go through a client the fake answers"),
+    ],
+)
+def test_why_a_routed_request_missed_the_fake(caller: Any, reason: str) -> None:
+    message = _refusal.refusal_message(
+        _refusal.Tried("connect", "docs.example", 443),
+        caller,
+        routes=["GET https://docs.example/page -> respond 200"],
+        fake_routes=["GET https://docs.example/page -> respond 200"],
+        faked_clients=["httpx", "requests"],
+    )
+    assert (
+        "The fake upstream has a route for docs.example (GET https://docs.example/page -> "
+        f"respond 200), but {reason}"
+    ) in message
+    assert "Add one" not in message

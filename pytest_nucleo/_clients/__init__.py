@@ -11,7 +11,6 @@ is one module and one line in :data:`_SUPPORT`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 
 from pytest_nucleo._registry import LazyRegistry
@@ -55,13 +54,8 @@ class TransportSeen(NamedTuple):
     """The host called, when the exception knows it but not the URL."""
 
 
-FailureCheck = Callable[[object], None]
-"""Called with each failing response of a hooked client (status 400 or more, body read)."""
-
-
 class ClientSupport(Protocol):
-    """What one client's module offers (each is a module with these two functions, and, for a
-    client with a session or client object one can hook, ``hook_failures``)."""
+    """What one client's module offers (each is a module with these two functions)."""
 
     def transport_failure(self, exc: BaseException) -> TransportSeen | ResponseView | None:
         """The kind of transport failure ``exc`` is; the response an exception raised for a
@@ -101,15 +95,6 @@ def read_response(obj: object) -> ResponseView | None:
     """See :meth:`ClientSupport.read_response`; None for an object of no known client."""
     support = support_for(obj)
     return None if support is None else support.read_response(obj)
-
-
-def hook_failures(client: object, check: FailureCheck, mark: str) -> bool:
-    """Make ``client`` (a session or client object) call ``check`` with each failing response,
-    before the code that sent the request sees it; a hook of an earlier call with the same
-    ``mark`` is replaced. False when ``client`` is of no client whose support can hook it."""
-    support = support_for(client)
-    hook = getattr(support, "hook_failures", None)
-    return bool(hook is not None and hook(client, check, mark))
 
 
 def clients() -> tuple[str, ...]:

@@ -8,7 +8,8 @@ from typing import Any
 
 from pytest_nucleo._chain import iter_chain
 
-from . import FailureCheck, ResponseView, TransportSeen
+from . import ResponseView, TransportSeen
+from ._hooks import FailureCheck
 from ._kinds import Transport
 
 

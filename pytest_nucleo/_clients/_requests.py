@@ -7,8 +7,9 @@ from typing import Any
 import requests
 from requests import exceptions as r
 
-from . import FailureCheck, ResponseView, TransportSeen
+from . import ResponseView, TransportSeen
 from . import transport_failure as _any_client
+from ._hooks import FailureCheck
 from ._httpx_api import caused_by_tls
 from ._kinds import Transport, host_of
 

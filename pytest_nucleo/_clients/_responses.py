@@ -8,7 +8,8 @@ from typing import TypeVar
 from pytest_nucleo._exceptions import LLMReadableCheckedException
 from pytest_nucleo._status import http_exception
 
-from . import ResponseView, clients, hook_failures, read_response
+from . import ResponseView, clients, read_response
+from ._hooks import hook_failures
 
 C = TypeVar("C")
 

@@ -529,9 +529,9 @@ class FakeUpstream:
         return self
 
     def stop(self) -> None:
-        _network.fake_stopped(self)
         while self._backends:
             self._backends.pop().stop()
+        _network.fake_stopped(self)
 
     def __enter__(self) -> FakeUpstream:
         return self.start()

@@ -156,10 +156,20 @@ def refusal_message(
 
 def _why_not_faked(caller: Caller, faked: list[str], clients: str) -> str:
     """Why a request for a routed host reached the socket instead of the fake."""
-    if caller.library is not None and caller.library.partition(".")[0] in faked:
+
+    def is_faked(name: str | None) -> bool:
+        return name is not None and (name in faked or name.partition(".")[0] in faked)
+
+    if caller.library is not None and is_faked(caller.library):
         return (
             f"{caller.library} is a client the fake answers, yet this request went past the "
             "fake (through a transport, adapter or connection of its own)"
+        )
+    if caller.library is not None and is_faked(caller.through):
+        return (
+            f"{caller.library} sends through {caller.through}, a client the fake answers, yet "
+            "this request went past the fake (through a transport, adapter or connection of "
+            "its own)"
         )
     if caller.library is not None:
         return (
