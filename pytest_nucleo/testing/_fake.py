@@ -27,9 +27,9 @@ from respx.models import AllMockedAssertionError
 from pytest_nucleo._chain import iter_chain
 from pytest_nucleo._secrets import redact
 
-from . import _network
 from ._backends import Backend, backend_factories
 from ._docs import docs_ref
+from ._network import fake_started, fake_stopped
 from ._pages import Server, error_page
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
@@ -525,13 +525,13 @@ class FakeUpstream:
         except BaseException:
             self.stop()
             raise
-        _network.fake_started(self)  # its routed hosts resolve, to an address only it answers
+        fake_started(self)  # its routed hosts resolve, to an address only it answers
         return self
 
     def stop(self) -> None:
         while self._backends:
             self._backends.pop().stop()
-        _network.fake_stopped(self)
+        fake_stopped(self)
 
     def __enter__(self) -> FakeUpstream:
         return self.start()
