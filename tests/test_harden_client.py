@@ -56,7 +56,7 @@ def test_hardened_a_throttle_keeps_its_wait(fake_upstream: FakeUpstream) -> None
     with fails_with(n.Http429Exception, correctable=False) as failure:
         web_search("capital of Peru")
     assert failure.exception.retry_after == 30
-    assert "It asked us to wait 30 seconds before calling again." in failure.explanation
+    assert "This tool will not work for about 30 seconds" in failure.explanation
 
 
 def test_what_the_server_said_reaches_the_model(fake_upstream: FakeUpstream) -> None:
