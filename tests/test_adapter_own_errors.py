@@ -4,6 +4,10 @@ framework sends (the message, word for word), and strict mode counts no leak."""
 
 from __future__ import annotations
 
+from tests._frameworks import needs_frameworks
+
+needs_frameworks("fastmcp", "mcp", "langchain_core", "pydantic_ai")
+
 import asyncio
 from typing import Any
 

@@ -7,6 +7,10 @@ snapshotted, and each must end in a hint line and keep the text style.
 
 from __future__ import annotations
 
+from tests._frameworks import needs_frameworks
+
+needs_frameworks("fastmcp", "mcp", "langchain_core", "pydantic_ai", "agents")
+
 from collections.abc import Callable
 from typing import Any
 

@@ -10,8 +10,10 @@ test stack. Those tests are marked ``packaging`` (about half a minute on two cor
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -21,6 +23,8 @@ from email.parser import Parser
 from pathlib import Path
 
 import pytest
+
+from tests._frameworks import INSTALL as FRAMEWORKS_INSTALL
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_STACK = {"pytest", "hypothesis", "respx", "syrupy"}
@@ -199,3 +203,61 @@ def test_from_type_knows_the_failure_set_whichever_is_imported_first(code: str) 
     shown = _run(sys.executable, "-c", probe, cwd=ROOT).stdout.strip()
     # Ours draws a sentence for the reason; hypothesis alone would build it with no argument.
     assert shown.startswith("builds(GuardrailException, text(alphabet="), shown
+
+
+def _frameworks_extra_modules() -> set[str]:
+    """The top-level modules the `frameworks` extra installs (those installed here)."""
+    import tomllib
+    from importlib.metadata import packages_distributions
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    names: set[str] = set()
+    pending = list(extras["frameworks"])
+    while pending:
+        requirement = pending.pop()
+        if requirement.startswith("pytest-nucleo["):  # one of our own extras: its requirements
+            for extra in requirement.removeprefix("pytest-nucleo[").rstrip("]").split(","):
+                pending += extras[extra]
+        else:
+            names.add(re.split(r"[<>=\[; ]", requirement, maxsplit=1)[0].lower().replace("_", "-"))
+    return {
+        module
+        for module, dists in packages_distributions().items()
+        if any(dist.lower().replace("_", "-") in names for dist in dists)
+    }
+
+
+def test_every_test_module_importing_a_framework_skips_without_it() -> None:
+    # Without the frameworks extra, such a module must skip (tests/_frameworks.py), not fail to
+    # import: checked here for every module, so a new adapter's tests cannot forget it.
+    frameworks = _frameworks_extra_modules()
+    if not frameworks:
+        pytest.skip(f"the frameworks extra is not installed: {FRAMEWORKS_INSTALL}")
+    unguarded = []
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = {
+            name.split(".")[0]
+            for node in tree.body
+            for name in (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+        } & frameworks
+        guarded = {
+            arg.value
+            for node in tree.body
+            if isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Call)
+            and getattr(node.value.func, "id", None) == "needs_frameworks"
+            for arg in node.value.args
+            if isinstance(arg, ast.Constant)
+        }
+        if imported - guarded:
+            unguarded.append(f"{path.name}: {sorted(imported - guarded)}")
+    assert not unguarded, f"call needs_frameworks(...) before importing: {unguarded}"
