@@ -20,6 +20,11 @@ from ._kinds import Transport
 if TYPE_CHECKING:
     from pytest_nucleo._status import Headers
 
+# The standard library's client: urllib.error, http.client, and the socket's own errors they
+# let out (a read timeout is a bare TimeoutError), which ``_urllib`` tells by where they were
+# raised.
+_STDLIB = ("urllib", "http", "builtins", "socket", "ssl")
+
 # Top-level package of a client's classes -> our module that reads them.
 _SUPPORT = {
     "httpx": "_httpx",
@@ -27,6 +32,7 @@ _SUPPORT = {
     "requests": "_requests",
     "urllib3": "_urllib3",
     "aiohttp": "_aiohttp",
+    **dict.fromkeys(_STDLIB, "_urllib"),
 }
 
 
@@ -98,5 +104,5 @@ def read_response(obj: object) -> ResponseView | None:
 
 
 def clients() -> tuple[str, ...]:
-    """The top-level packages of the clients the runtime understands."""
-    return tuple(_SUPPORT)
+    """The clients the runtime understands, by the name a user knows them by."""
+    return (*(name for name in _SUPPORT if name not in _STDLIB), "urllib")

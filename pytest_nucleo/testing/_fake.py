@@ -27,7 +27,7 @@ from respx.models import AllMockedAssertionError
 from pytest_nucleo._chain import iter_chain
 from pytest_nucleo._secrets import redact
 
-from ._backends import Backend, backend_factories
+from ._backends import Backend, backend_factories, watch_imports
 from ._docs import docs_ref
 from ._pages import Server, error_page
 
@@ -409,6 +409,7 @@ class FakeUpstream:
         self.routes: list[FakeRoute] = []
         self.problems: list[AssertionError] = []
         self._backends: list[Backend] = []
+        self._unwatch: Callable[[], None] | None = None
 
     # -- routes ---------------------------------------------------------------------------
 
@@ -511,7 +512,8 @@ class FakeUpstream:
     # -- lifecycle ------------------------------------------------------------------------
 
     def start(self) -> FakeUpstream:
-        """Fake every importable client until ``stop``; refuse beside another mock of one."""
+        """Fake every client until ``stop``, those imported by now and any imported before
+        then; refuse beside another mock of one."""
         backends = [make() for make in backend_factories()]
         for backend in backends:
             reason = backend.refusal()
@@ -521,12 +523,34 @@ class FakeUpstream:
             for backend in backends:
                 backend.start(self.router)
                 self._backends.append(backend)
+            self._unwatch = watch_imports(self._imported)
         except BaseException:
             self.stop()
             raise
         return self
 
+    def _imported(self, client: str, make: Callable[[], Backend]) -> None:
+        """Fake ``client``, imported while this fake runs. Raising would fail the import
+        itself, far from the cause: a problem fails the test instead."""
+        try:
+            backend = make()
+            reason = backend.refusal()
+            if reason is None:
+                backend.start(self.router)
+                self._backends.append(backend)
+        except Exception as error:
+            reason = f"{type(error).__name__}: {error}"
+        if reason is not None:
+            self._problem(
+                AssertionError(
+                    f"fake_upstream could not fake {client}, imported while it ran: {reason}"
+                )
+            )
+
     def stop(self) -> None:
+        if self._unwatch is not None:
+            self._unwatch()
+            self._unwatch = None
         while self._backends:
             self._backends.pop().stop()
 
