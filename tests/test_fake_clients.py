@@ -1,5 +1,6 @@
-"""One route table, every client: each outcome of FakeUpstream through httpx, httpx2, requests
-and aiohttp (sync and async where the client has both), each raising its own exceptions."""
+"""One route table, every client: each outcome of FakeUpstream through httpx, httpx2, requests,
+aiohttp and the standard library's urllib (sync and async where the client has both), each
+raising its own exceptions (urllib's own cases: tests/test_fake_urllib.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ import json
 import pickle
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
+from http.client import RemoteDisconnected
 from typing import Any
 
 import aiohttp
@@ -78,6 +82,21 @@ def _aiohttp(method: str, url: str, **kwargs: Any) -> Answer:
     return asyncio.run(go())
 
 
+def _urllib(method: str, url: str, **kwargs: Any) -> Answer:
+    body = json.dumps(kwargs["json"]).encode() if "json" in kwargs else None
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    request = urllib.request.Request(
+        url, data=body, headers={**headers, **kwargs.get("headers", {})}, method=method
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as r:
+            text = r.read().decode()
+            return Answer(r.status, {k.lower(): v for k, v in r.headers.items()}, text)
+    except urllib.error.HTTPError as error:  # a status outside 2xx: an answer all the same
+        text = error.read().decode()
+        return Answer(error.code, {k.lower(): v for k, v in error.headers.items()}, text)
+
+
 CLIENTS: dict[str, Send] = {
     "httpx": _httpx_sync(httpx),
     "httpx-async": _httpx_async(httpx),
@@ -85,6 +104,7 @@ CLIENTS: dict[str, Send] = {
     "httpx2-async": _httpx_async(httpx2),
     "requests": _requests,
     "aiohttp": _aiohttp,
+    "urllib": _urllib,
 }
 FAMILY = {
     "httpx": "httpx",
@@ -93,6 +113,7 @@ FAMILY = {
     "httpx2-async": "httpx2",
     "requests": "requests",
     "aiohttp": "aiohttp",
+    "urllib": "urllib",
 }
 
 # The exception each client raises for each transport failure, by the outcome's description.
@@ -102,42 +123,49 @@ EXPECTED: dict[str, dict[str, type[BaseException]]] = {
         "httpx2": httpx2.ReadTimeout,
         "requests": requests.ReadTimeout,
         "aiohttp": aiohttp.SocketTimeoutError,
+        "urllib": TimeoutError,
     },
     "connection refused": {
         "httpx": httpx.ConnectError,
         "httpx2": httpx2.ConnectError,
         "requests": requests.ConnectionError,
         "aiohttp": aiohttp.ClientConnectorError,
+        "urllib": urllib.error.URLError,
     },
     "connect timeout": {
         "httpx": httpx.ConnectTimeout,
         "httpx2": httpx2.ConnectTimeout,
         "requests": requests.ConnectTimeout,
         "aiohttp": aiohttp.ConnectionTimeoutError,
+        "urllib": urllib.error.URLError,
     },
     "write timeout": {
         "httpx": httpx.WriteTimeout,
         "httpx2": httpx2.WriteTimeout,
         "requests": requests.ConnectionError,
         "aiohttp": aiohttp.SocketTimeoutError,
+        "urllib": urllib.error.URLError,
     },
     "pool timeout": {
         "httpx": httpx.PoolTimeout,
         "httpx2": httpx2.PoolTimeout,
         "requests": requests.ConnectionError,
         "aiohttp": aiohttp.ConnectionTimeoutError,
+        "urllib": urllib.error.URLError,
     },
     "server disconnected": {
         "httpx": httpx.RemoteProtocolError,
         "httpx2": httpx2.RemoteProtocolError,
         "requests": requests.ConnectionError,
         "aiohttp": aiohttp.ServerDisconnectedError,
+        "urllib": RemoteDisconnected,
     },
     "connection reset": {
         "httpx": httpx.ReadError,
         "httpx2": httpx2.ReadError,
         "requests": requests.ConnectionError,
         "aiohttp": aiohttp.ClientOSError,
+        "urllib": ConnectionResetError,
     },
 }
 
