@@ -28,6 +28,7 @@ from ._exceptions import (
     LLMReadableCheckedException,
     LLMReadableException,
     LLMReadableRuntimeException,
+    ResourceNotFoundException,
     SystemException,
     UncorrectableRuntimeLLMException,
     UpstreamRetryException,
@@ -190,7 +191,7 @@ def wrap_with_context(
     wrapped: LLMReadableCheckedException
     if found is not None and found.is_correctable:
         wrapped = InvalidInputException(
-            parameter_name, parameter_value, f"{step}: {found.llm_message}"
+            parameter_name, parameter_value, f"{step}: {_correctable_rule(found, service_name)}"
         )
     elif isinstance(found, UpstreamThrottleException):
         # Still a throttle to the model, with the server's wait: "failed" would hide both.
@@ -213,6 +214,23 @@ def wrap_with_context(
         wrapped = ExternalServiceException(service_name, f"{step}: {deepest_message(exc)}")
     wrapped.__cause__ = exc
     return wrapped
+
+
+def _correctable_rule(found: LLMReadableException, service_name: str) -> str:
+    """What the model reads of a correctable failure that is about the parameter it sent.
+
+    A 404 carrier's own advice is to check "the identifier": right for a fetch by id, wrong
+    for the query of a search; said about the parameter, it fits both.
+    """
+    if isinstance(found, ResourceNotFoundException) and getattr(found, "status_code", 0) == 404:
+        body = getattr(found, "response_body", "")
+        said = f' It said: "{body}".' if body else ""
+        return (
+            f"the service {one_line(service_name, VALUE_LIMIT)} found nothing for it at "
+            f"{getattr(found, 'endpoint', '/')} (HTTP 404 Not Found).{said} Try another value, "
+            "or use another tool to find one the service knows."
+        )
+    return found.llm_message
 
 
 def unwrap_runtime(exc: BaseException, fallback_message: str) -> LLMReadableRuntimeException:

@@ -234,25 +234,34 @@ class _ServiceClientBase:
     def _not_json(
         self, response: httpx.Response, reason: str, *, deep: bool = False
     ) -> ExternalServiceException:
-        view = _view(response)
-        path = safe_endpoint(view.endpoint)
-        content_type = response.headers.get("content-type")
-        excerpt = body_excerpt(view.body, content_type=content_type, known=view.known)
-        kind = f" ({one_line(content_type, VALUE_LIMIT)})" if content_type else ""
-        said = f' It said: "{excerpt}".' if excerpt else " The body was empty."
-        failure = ExternalServiceException(
-            self.service_name,
-            f"HTTP {response.status_code} at {path}: the body{kind} is not JSON ({reason}): "
-            f"{excerpt}",
-            llm_message=(
-                f"The external service {self._name()} answered {path} with HTTP "
-                f"{response.status_code}, but its answer{kind} "
-                f"{_TOO_DEEP if deep else 'was not the JSON expected'}.{said} "
-                "Calling it again now is unlikely to help."
-            ),
-        )
-        logger.debug("%s", failure)
-        return failure
+        return not_json_exception(
+            self.service_name, _view(response), response.headers.get("content-type"), reason,
+            deep=deep,
+        )  # fmt: skip
+
+
+def not_json_exception(
+    service: str, view: ResponseView, content_type: str | None, reason: str, *, deep: bool = False
+) -> ExternalServiceException:
+    """The failure of a 2xx answer whose body is not the JSON asked for: the service answered,
+    with something else (a login page, a proxy's notice). ``reason`` names the decoder's error.
+    """
+    path = safe_endpoint(view.endpoint)
+    excerpt = body_excerpt(view.body, content_type=content_type, known=view.known)
+    kind = f" ({one_line(content_type, VALUE_LIMIT)})" if content_type else ""
+    said = f' It said: "{excerpt}".' if excerpt else " The body was empty."
+    name = one_line(service, VALUE_LIMIT)
+    failure = ExternalServiceException(
+        service,
+        f"HTTP {view.status} at {path}: the body{kind} is not JSON ({reason}): {excerpt}",
+        llm_message=(
+            f"The external service {name} answered {path} with HTTP {view.status}, but its "
+            f"answer{kind} {_TOO_DEEP if deep else 'was not the JSON expected'}.{said} "
+            "Calling it again now is unlikely to help."
+        ),
+    )
+    logger.debug("%s", failure)
+    return failure
 
 
 def _view(response: httpx.Response) -> ResponseView:

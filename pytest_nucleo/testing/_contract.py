@@ -50,6 +50,10 @@ class ToolContract:
     VCR.py cassettes or HAR files in ``recorded`` (globs relative to pytest's rootdir) and each
     recorded failure of the endpoint becomes one more test,
     ``test_contract[recorded-<file>-<entry>]``, replaying the real answer.
+
+    A subclass without ``tool`` is an abstract base, for what a family of tools shares
+    (``service_name``, ``secrets``, ``is_empty``): pytest collects no test from it, and its
+    subclasses that set ``tool`` are checked in full.
     """
 
     tool: ClassVar[Callable[..., Any]]
@@ -64,10 +68,20 @@ class ToolContract:
     recorded: ClassVar[Sequence[str]] = ()
 
     _matrix: ClassVar[list[Scenario]]
+    _nucleo_abstract: ClassVar[bool] = False
+    __test__: ClassVar[bool]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         name = cls.__name__
+        if not hasattr(cls, "tool"):
+            # A shared base (service_name, secrets, is_empty for a family of tools): abstract
+            # until a subclass names its tool, so pytest collects no test from it.
+            cls.__test__ = False
+            cls._nucleo_abstract = True
+            return
+        if "__test__" not in cls.__dict__ and _abstract_above(cls):
+            cls.__test__ = True  # what the abstract base turned off, not the user
         missing = [attr for attr in _REQUIRED if not hasattr(cls, attr)]
         if missing:
             raise TypeError(
@@ -203,6 +217,14 @@ class ToolContract:
                 f"{tool_name} broke the failure contract in scenario {nucleo_scenario!r}:\n"
                 f"{observation.violation}\n(every rule: {RULES})"
             )
+
+
+def _abstract_above(cls: type) -> bool:
+    """Whether the nearest class above ``cls`` that sets ``__test__`` is an abstract contract."""
+    for above in cls.__mro__[1:]:
+        if "__test__" in above.__dict__:
+            return bool(above.__dict__.get("_nucleo_abstract"))
+    return False
 
 
 def _fail(message: str) -> NoReturn:
