@@ -81,6 +81,7 @@ def record_runner_failure(
         "snapshot": "none",
         "not_applicable": None,
         "text": quote_read(text),
+        "differs": None,
     }
     entry["verdict"] = verdict(entry)
     config.stash.setdefault(REPORT, []).append(entry)
