@@ -259,7 +259,7 @@ def _marker_options(item: pytest.Item) -> dict[str, Any]:
 @pytest.fixture
 def fake_upstream(request: pytest.FixtureRequest) -> Generator[FakeUpstream, None, None]:
     """The upstream services of the tool under test, faked for httpx and httpx2 (sync and
-    async), requests and aiohttp, from one route table.
+    async), requests, aiohttp and the standard library's urllib, from one route table.
 
     ``fake_upstream.get(url).respond(404, text=...)``, ``.timeout()``, ``.connect_error()``,
     ``.throttle(retry_after=...)``, ``.html_error(...)``, ``.not_json()``, ``.sequence(...)``.
