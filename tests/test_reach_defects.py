@@ -8,7 +8,9 @@ whose tool raised before reaching the fake says so, and its row shows the failur
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -16,7 +18,7 @@ from syrupy.assertion import SnapshotAssertion
 
 import pytest_nucleo as nucleo
 from pytest_nucleo import ExternalServiceException, InvalidInputException
-from pytest_nucleo.testing import FakeUpstream, contract_matrix, respond
+from pytest_nucleo.testing import FakeUpstream, Observation, contract_matrix, respond
 
 TOOLS = (Path(__file__).parent / "sample_tools.py").read_text()
 
@@ -64,10 +66,10 @@ def test_service_call_on_a_searchs_404_speaks_of_the_query_not_an_identifier(
     assert text == llm_snapshot
 
 
-def _observe(tool: object, scenario: str) -> object:
+def _observe(tool: Callable[..., Any], scenario: str) -> Observation:
     matrix = {s.name: s for s in contract_matrix("fetch", valid_response=respond(200, json={}))}
     return matrix[scenario].observe(
-        tool,  # type: ignore[arg-type]
+        tool,
         {"number": "1"},
         endpoint="GET https://shop.example/orders/1",
         service_name="Shop",
@@ -80,8 +82,8 @@ def test_a_leak_with_an_empty_message_reads_as_a_sentence() -> None:
         raise RuntimeError()
 
     seen = _observe(tool, "status-500")
-    assert seen.violation is not None  # type: ignore[attr-defined]
-    assert seen.violation.startswith(  # type: ignore[attr-defined]
+    assert seen.violation is not None
+    assert seen.violation.startswith(
         "the tool leaked RuntimeError (with an empty message). Every failure is an exception"
     )
 
@@ -92,8 +94,8 @@ def test_a_tool_that_raised_before_reaching_the_fake_is_shown_as_failing() -> No
         raise ConnectionRefusedError(111, "Connection refused")
 
     seen = _observe(tool, "status-404")
-    assert (seen.failed, seen.cls, seen.leaked) == (True, "ConnectionRefusedError", True)  # type: ignore[attr-defined]
-    assert seen.violation == (  # type: ignore[attr-defined]
+    assert (seen.failed, seen.cls, seen.leaked) == (True, "ConnectionRefusedError", True)
+    assert seen.violation == (
         "the tool raised ConnectionRefusedError: [Errno 111] Connection refused before any "
         "request reached the fake upstream, so this scenario tested nothing. If the tool calls "
         "GET https://shop.example/orders/1, it does so through a client fake_upstream does not "
@@ -105,11 +107,11 @@ def test_a_tool_that_raised_before_reaching_the_fake_is_shown_as_failing() -> No
 
 def test_a_tool_that_returned_without_calling_keeps_the_endpoint_advice() -> None:
     seen = _observe(lambda number: {"number": number}, "status-404")
-    assert seen.violation == (  # type: ignore[attr-defined]
+    assert seen.violation == (
         "the tool never called GET https://shop.example/orders/1, so this scenario tested "
         "nothing: check the contract's endpoint (method and URL the valid call requests)"
     )
-    assert seen.failed is False  # type: ignore[attr-defined]
+    assert seen.failed is False
 
 
 ABSTRACT = """
