@@ -35,7 +35,8 @@ from ._exceptions import (
     UpstreamThrottleException,
 )
 from ._message import readable_message
-from ._text import VALUE_LIMIT, one_line
+from ._quote import fit_quote
+from ._text import BODY_LENGTH_LIMIT, VALUE_LIMIT, one_line, render_value
 
 MAX_CHAIN = 256
 """Most exceptions any walk visits; real chains are a handful, hostile ones are cut here."""
@@ -189,9 +190,23 @@ def wrap_with_context(
     _raise_signal(exc)
     found = find_in_chain(exc, LLMReadableException)
     wrapped: LLMReadableCheckedException
+    # The buried message already names the service and ends with its own guidance: the
+    # wrapper only says where it happened (and with which value), so nothing is said twice.
+    during = f"During {one_line(step, VALUE_LIMIT)}"
     if found is not None and found.is_correctable:
+        # Says which value the request was made with, not that the value is invalid: a 413
+        # is the size of the request the tool built, not a fault of an identifier.
+        shown = render_value(parameter_value)
+        name = one_line(parameter_name, VALUE_LIMIT)
+        rule = _correctable_rule(found)
         wrapped = InvalidInputException(
-            parameter_name, parameter_value, f"{step}: {_correctable_rule(found, service_name)}"
+            parameter_name,
+            parameter_value,
+            f"{step}: {rule}",
+            llm_message=fit_quote(
+                f"{during}, with the parameter '{name}' = {shown}: {rule}",
+                BODY_LENGTH_LIMIT,
+            ),
         )
     elif isinstance(found, UpstreamThrottleException):
         # Still a throttle to the model, with the server's wait: "failed" would hide both.
@@ -199,16 +214,13 @@ def wrap_with_context(
             service_name,
             f"{step}: {found.llm_message}",
             found.retry_after,  # type: ignore[attr-defined]  # kept by its constructor
-            llm_message=f"The external service {one_line(service_name, VALUE_LIMIT)} is "
-            f"limiting our requests during {one_line(step, VALUE_LIMIT)}: {found.llm_message}",
+            llm_message=fit_quote(f"{during}: {found.llm_message}", BODY_LENGTH_LIMIT),
         )
     elif found is not None:
-        # The buried message already ends with its own guidance: don't add a second one.
         wrapped = ExternalServiceException(
             service_name,
             f"{step}: {found.llm_message}",
-            llm_message=f"The external service {one_line(service_name, VALUE_LIMIT)} failed "
-            f"during {one_line(step, VALUE_LIMIT)}: {found.llm_message}",
+            llm_message=fit_quote(f"{during}: {found.llm_message}", BODY_LENGTH_LIMIT),
         )
     else:
         wrapped = ExternalServiceException(service_name, f"{step}: {deepest_message(exc)}")
@@ -216,21 +228,27 @@ def wrap_with_context(
     return wrapped
 
 
-def _correctable_rule(found: LLMReadableException, service_name: str) -> str:
+def _correctable_rule(found: LLMReadableException) -> str:
     """What the model reads of a correctable failure that is about the parameter it sent.
 
     A 404 carrier's own advice is to check "the identifier": right for a fetch by id, wrong
-    for the query of a search; said about the parameter, it fits both.
+    for the query of a search. About the parameter, the advice fits both.
     """
-    if isinstance(found, ResourceNotFoundException) and getattr(found, "status_code", 0) == 404:
-        body = getattr(found, "response_body", "")
-        said = f' It said: "{body}".' if body else ""
-        return (
-            f"the service {one_line(service_name, VALUE_LIMIT)} found nothing for it at "
-            f"{getattr(found, 'endpoint', '/')} (HTTP 404 Not Found).{said} Try another value, "
-            "or use another tool to find one the service knows."
-        )
+    advice = getattr(type(found), "_then", "")
+    if (
+        isinstance(found, ResourceNotFoundException)
+        and getattr(found, "status_code", 0) == 404
+        and isinstance(advice, str)
+        and advice
+        and advice in found.llm_message
+    ):
+        return found.llm_message.replace(advice, _NOT_FOUND_ADVICE)
     return found.llm_message
+
+
+_NOT_FOUND_ADVICE = (
+    "Try another value of the parameter, or use another tool to find one the service knows."
+)
 
 
 def unwrap_runtime(exc: BaseException, fallback_message: str) -> LLMReadableRuntimeException:
