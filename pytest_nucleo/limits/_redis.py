@@ -28,7 +28,7 @@ import math
 import secrets
 import threading
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
 
@@ -36,7 +36,14 @@ from pytest_nucleo._clock import Clock
 from pytest_nucleo._text import one_line, seconds
 
 from ._state import LimiterState
-from ._stores import Change, LocalState, T
+from ._stores import LocalState, T, View
+
+if TYPE_CHECKING:
+    from ._failure import UpstreamFailure
+    from ._machine import Reservation
+    from ._refusal import LimiterRefusalException
+
+Change = Callable[[LimiterState, float], T]
 
 if TYPE_CHECKING:
     from ._machine import Rules
@@ -284,6 +291,46 @@ class SharedState:
                 self._went_down(exc)
         return self._alone(change, admission, read)
 
+    # --- the decisions ----------------------------------------------------------------------
+
+    def reserve(self, takes: tuple[int, ...]) -> Reservation | LimiterRefusalException:
+        rules = self.rules
+        return self.run(lambda s, now: rules.reserve(s, now, takes), admission=True)
+
+    def unreserve(self, start: float, takes: tuple[int, ...]) -> None:
+        self.run(lambda s, _: self.rules.unreserve(s, start, takes))
+
+    def succeed(self, permit: int | None) -> None:
+        self.run(lambda s, now: self.rules.succeed(s, now, permit))
+
+    def fail(self, failure: UpstreamFailure, permit: int | None) -> None:
+        self.run(lambda s, now: self.rules.fail(s, now, failure, permit))
+
+    def release(self, permit: int | None, retry_after: float | None) -> None:
+        self.run(lambda s, now: self.rules.release(s, now, permit, retry_after))
+
+    def read(self, view: View[T]) -> T:
+        return self.run(lambda s, _: view(s), read=True)
+
+    async def areserve(self, takes: tuple[int, ...]) -> Reservation | LimiterRefusalException:
+        rules = self.rules
+        return await self.arun(lambda s, now: rules.reserve(s, now, takes), admission=True)
+
+    async def aunreserve(self, start: float, takes: tuple[int, ...]) -> None:
+        await self.arun(lambda s, _: self.rules.unreserve(s, start, takes))
+
+    async def asucceed(self, permit: int | None) -> None:
+        await self.arun(lambda s, now: self.rules.succeed(s, now, permit))
+
+    async def afail(self, failure: UpstreamFailure, permit: int | None) -> None:
+        await self.arun(lambda s, now: self.rules.fail(s, now, failure, permit))
+
+    async def arelease(self, permit: int | None, retry_after: float | None) -> None:
+        await self.arun(lambda s, now: self.rules.release(s, now, permit, retry_after))
+
+    async def aread(self, view: View[T]) -> T:
+        return await self.arun(lambda s, _: view(s), read=True)
+
     # --- outages ----------------------------------------------------------------------------
 
     def _alone(self, change: Change[T], admission: bool, read: bool) -> T:
@@ -291,9 +338,9 @@ class SharedState:
             self._fallbacks += 1
         if admission and not self.store.fail_open:
             off_for = max(self._down_until - self._clock.monotonic(), 0.0)
-            rules = self.rules
-            return cast(T, self._fallback.run(lambda s, _: rules.refuse(s, "unreachable", off_for)))
-        return self._fallback.run(change)
+            return cast(T, self._fallback.refuse_unreachable(off_for))
+        with self._fallback._lock:
+            return change(self._fallback.state, self._clock.monotonic())
 
     def forget_local(self) -> None:
         """Forget what this process kept of the shared state (its cached copy, an outage it
