@@ -2,8 +2,9 @@
 
 :class:`Rules` changes a :class:`LimiterState` at a time ``now`` that it is given; it never
 reads a clock, takes a lock or talks to a store. The in-process store runs these changes under
-a lock; the Redis store runs the very same changes inside an optimistic transaction. So the
-in-process limiter and the shared one cannot drift apart: there is one state machine.
+a lock, in place. The Redis store runs the same steps as a server-side script (``_step.lua``,
+the same names step for step), and the test suite holds the two together: every rule is
+tested against both stores, and a property test drives both with the same random calls.
 """
 
 from __future__ import annotations
@@ -78,11 +79,6 @@ class Rules:
     def window(self, state: LimiterState) -> float:
         """The main budget's window in force."""
         return self.main.window_seconds * (1.0 + state.level)
-
-    def keep_for(self, state: LimiterState, now: float) -> float:
-        """How long a shared store keeps the state after its last change: well past the
-        longest span any rule looks back or ahead, so only an idle limiter's state expires."""
-        return 2.0 * max(self.longest, state.blocked_until - now)
 
     # --- admission ----------------------------------------------------------------------
 
@@ -186,8 +182,19 @@ class Rules:
         budget: Budget | None = None,
         units: int | None = None,
     ) -> LimiterRefusalException:
-        # A fresh exception per refusal: raising a stored one grows its traceback every time.
         state.refusals += 1
+        return self.refusal(reason, off_for, state.last_failure, budget, units)
+
+    def refusal(
+        self,
+        reason: RefusalReason,
+        off_for: float,
+        last_failure: UpstreamFailure | None,
+        budget: Budget | None = None,
+        units: int | None = None,
+    ) -> LimiterRefusalException:
+        """The refusal of a call (counted already), quoting the last failure."""
+        # A fresh exception per refusal: raising a stored one grows its traceback every time.
         main = self.main
         return LimiterRefusalException(
             self.s.name,
@@ -195,7 +202,7 @@ class Rules:
             main.window_seconds,
             max(off_for, 0.0),
             reason,
-            state.last_failure,
+            last_failure,
             self.s.max_wait_seconds if reason in ("wait", "held") else None,
             None if budget is None or budget is main else budget,
             units,
