@@ -3,7 +3,7 @@
 The in-process store runs the rules in Python (``_machine``); the Redis store runs them as a
 server-side script (``_step.lua``). Every rule test in ``test_limits.py`` runs against both;
 this property test drives a limiter on each store with the same random sequence of calls
-(admissions of various sizes in two budgets, successes, failures with and without a
+(admissions of various sizes in one budget or two, successes, failures with and without a
 Retry-After, releases, stale and probe permits, time passing) and requires the same answer
 to every call: the same permit, wait and start, or the same refusal, and the same statistics
 after it. Against a real redis-server on a loopback port, on one fake clock per limiter.
@@ -35,6 +35,9 @@ SETTINGS = st.fixed_dictionaries(
         "max_cooldown_seconds": st.sampled_from([8.0, 30.0]),
         "probe_timeout_seconds": st.sampled_from([2.0, 15.0]),
         "max_wait_seconds": st.sampled_from([0.0, 3.0, 60.0]),
+        # One budget (the common case, which the in-process rules take a path of its own
+        # for), or a second one for tokens.
+        "budgets": st.sampled_from([(), (Budget("tokens", 8, 5.0),)]),
     }
 )
 # Mostly the last permit handed out (a probe's, to close or reopen the circuit), else none or
@@ -74,8 +77,9 @@ class Driven:
         if kind == "acquire":
             _, requests, tokens = call
             start = self.clock.monotonic()
+            units = {"requests": requests, "tokens": tokens} if len(lim.budgets) > 1 else requests
             try:
-                permit = lim.acquire({"requests": requests, "tokens": tokens})
+                permit = lim.acquire(units)
             except LimiterRefusalException as exc:
                 return ("refused", exc.reason, round(exc.off_for, 6), exc.llm_message)
             self.permits.append(permit)
@@ -94,9 +98,7 @@ class Driven:
 
 
 def build(settings_: dict[str, Any], store: nucleo.RedisStore | None, clock: FakeClock) -> Any:
-    return RateLimiter(
-        "agree", clock=clock, store=store, budgets=[Budget("tokens", 8, 5.0)], **settings_
-    )
+    return RateLimiter("agree", clock=clock, store=store, **settings_)
 
 
 @pytest.fixture(scope="module")

@@ -45,7 +45,18 @@ class Settings:
 
 
 class Rules:
-    __slots__ = ("longest", "main", "max_wait", "reserve", "s", "smallest", "widest", "widest_main")
+    __slots__ = (
+        "capacity",
+        "longest",
+        "main",
+        "max_wait",
+        "reserve",
+        "s",
+        "smallest",
+        "span",
+        "widest",
+        "widest_main",
+    )
 
     reserve: Callable[[LimiterState, float, tuple[int, ...]], Reservation | LimiterRefusalException]
     """Admission: a permit, its wait and its start, after taking ``takes`` (units per budget,
@@ -59,6 +70,8 @@ class Rules:
         self.reserve = self._reserve_one if len(settings.budgets) == 1 else self._reserve_many
         self.widest_main = self.main.window_seconds * self.widest
         self.max_wait = settings.max_wait_seconds
+        self.capacity = self.main.max_units  # the main budget's, read on every admission
+        self.span = self.main.window_seconds
         s = settings
         quiet = s.quiet_seconds if math.isfinite(s.quiet_seconds) else 0.0
         self.longest = max(
@@ -122,9 +135,10 @@ class Rules:
         """:attr:`reserve` for a limiter of one budget, the common case, without loops: on the
         path of every admission, so each step here is paid for by every call."""
         units = takes[0]
-        main = self.main
-        if units > main.max_units:
-            return self.refuse(state, "too-large", 0.0, budget=main, units=units)
+        if units > self.capacity:
+            return self.refuse(state, "too-large", 0.0, budget=self.main, units=units)
+        if not units:
+            return self._reserve_many(state, now, takes)  # a take of nothing: no window
         circuit = state.circuit
         if circuit.state == CLOSED:
             permit = circuit.epoch
@@ -133,14 +147,13 @@ class Rules:
             if isinstance(probe, LimiterRefusalException):
                 return probe
             permit = probe
-        if not units:
-            return self._reserve_many(state, now, takes)  # a take of nothing: no window
-        span = main.window_seconds * (1.0 + state.level)
-        start = state.windows[0].take(
-            now, units, span, self.widest_main, main.max_units, state.blocked_until, self.max_wait
+        span = self.span * (1.0 + state.level)
+        window = state.windows[0]
+        start = window.take(
+            now, units, span, self.widest_main, self.capacity, state.blocked_until, self.max_wait
         )
         if start is None:  # too far: refused, nothing taken
-            paced = state.windows[0].earliest(now, units, span, self.widest_main, main.max_units)
+            paced = window.earliest(now, units, span, self.widest_main, self.capacity)
             return self._too_long(state, permit, paced, max(paced, state.blocked_until) - now)
         if permit < 0:
             circuit.probe_started = start  # the probe's time runs from its admission

@@ -73,7 +73,7 @@ class LocalState:
     bookkeeping (never across the tool call or a wait). Each decision reads the clock, takes
     the lock and runs one rule on the state in place: admission is a few small calls."""
 
-    __slots__ = ("_lock", "_now", "rules", "state")
+    __slots__ = ("_lock", "_now", "_reserve", "rules", "state")
     is_async = False
     fallbacks = 0
 
@@ -81,12 +81,13 @@ class LocalState:
         self.rules = rules
         self.state = rules.fresh()
         self._now = clock.monotonic
+        self._reserve = rules.reserve
         self._lock = threading.Lock()
 
     def reserve(self, takes: tuple[int, ...]) -> Reservation | LimiterRefusalException:
         now = self._now()
         with self._lock:
-            return self.rules.reserve(self.state, now, takes)
+            return self._reserve(self.state, now, takes)
 
     def unreserve(self, start: float, takes: tuple[int, ...]) -> None:
         with self._lock:
