@@ -29,6 +29,7 @@ from pytest_nucleo.testing import (
     respond,
     timeout,
 )
+from pytest_nucleo.testing._json_body import json_body
 
 URL = "https://api.upstream.example/items/42"
 
@@ -154,6 +155,38 @@ def test_an_answer_reaches_every_client_alike(client: str) -> None:
     assert answer.headers["retry-after"] == "3"
     assert answer.headers["content-type"] == "application/json"
     assert json.loads(answer.text) == {"error": "down"}
+
+
+# What respond(json=...) sends, byte for byte, whatever client and httpx version: compact, as
+# httpx 0.28 writes it (0.27 wrote spaces and \u escapes), so that snapshots quoting a body stay.
+JSON_BODY = {"error": "Bestellung fällig", "retry": [1, 2.5], "detail": None, "ok": False}
+JSON_BYTES = '{"error":"Bestellung fällig","retry":[1,2.5],"detail":null,"ok":false}'.encode()
+
+
+def test_a_json_body_is_encoded_by_the_fake_itself() -> None:
+    assert json_body(JSON_BODY) == JSON_BYTES
+    with pytest.raises(
+        ValueError, match=r"respond\(json=\.\.\.\) takes what JSON can carry.*Out of range float"
+    ):
+        respond(200, json={"price": float("nan")})
+    with pytest.raises(ValueError, match="pass content=bytes"):
+        respond(200, json={"when": object()})
+
+
+@clients
+def test_a_json_body_reaches_every_client_as_the_same_bytes(client: str) -> None:
+    with FakeUpstream() as upstream:
+        upstream.get(URL).respond(409, json=JSON_BODY)
+        upstream.get(URL + "/typed").respond(
+            200, json=[], headers={"Content-Type": "application/problem+json"}
+        )
+        answer = CLIENTS[client]("GET", URL)
+        typed = CLIENTS[client]("GET", URL + "/typed")
+    assert answer.text.encode() == JSON_BYTES
+    assert answer.headers["content-length"] == str(len(JSON_BYTES))
+    assert answer.headers["content-type"] == "application/json"
+    assert typed.text == "[]"
+    assert typed.headers["content-type"] == "application/problem+json"  # the route's own wins
 
 
 @clients

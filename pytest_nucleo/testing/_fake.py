@@ -29,6 +29,7 @@ from pytest_nucleo._secrets import redact
 
 from ._backends import Backend, backend_factories
 from ._docs import docs_ref
+from ._json_body import JSON_CONTENT_TYPE, json_body
 from ._pages import Server, error_page
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
@@ -101,10 +102,15 @@ def respond(
     # Servers send header bytes; a non-ASCII value (full-width digits in Retry-After, say) goes
     # out as UTF-8, where a str would make httpx refuse to build the response.
     raw_headers = [(name.encode(), value.encode()) for name, value in (headers or {}).items()]
+    if json is not None:
+        # Our own encoding, not httpx's: its output changed between versions (see _json_body).
+        content = json_body(json)
+        if not any(name.lower() == b"content-type" for name, _ in raw_headers):
+            raw_headers.append((b"Content-Type", JSON_CONTENT_TYPE.encode()))
 
     def produce(request: httpx.Request) -> httpx.Response:
         return httpx.Response(
-            status, text=text, json=json, content=content, headers=raw_headers, request=request
+            status, text=text, content=content, headers=raw_headers, request=request
         )
 
     return Outcome(f"respond {status}{shown}", produce)
