@@ -110,6 +110,8 @@ class RedisStore:
             )
         if isinstance(client, redis.asyncio.Redis):
             self.is_async = True
+            """Whether the client is a ``redis.asyncio.Redis`` (its limiters then take the
+            awaitable methods, ``aacquire`` and the rest)."""
         elif isinstance(client, redis.Redis):
             self.is_async = False
         else:
@@ -138,11 +140,17 @@ class RedisStore:
         if clock is not None and not isinstance(clock, Clock):
             raise TypeError(f"RedisStore clock must implement Clock; got a {type(clock).__name__}")
         self.client = client
+        """The Redis client the state goes through."""
         self.prefix = prefix
+        """The first part of every key, naming the application."""
         self.fail_open = fail_open
+        """Whether a limiter decides alone (True) or refuses (False) while Redis cannot be reached."""
         self.recheck_seconds = float(recheck_seconds)
+        """How long a limiter that lost Redis waits before trying it again."""
         self.clock = clock
+        """The clock the store reads the time on (tests); None: Redis's own time, synced."""
         self.errors: tuple[type[BaseException], ...] = (RedisError, OSError, _Contended)
+        """The exceptions that mean Redis cannot be reached now."""
         self._script = client.register_script(_COMPARE_AND_SET)
 
     def key(self, name: str) -> str:
@@ -151,6 +159,7 @@ class RedisStore:
         return f"{self.prefix}:{quote(name, safe='')}"
 
     def bind(self, rules: Rules, clock: Clock, fallback: LocalState) -> SharedState:
+        """The keeper of one limiter's state in Redis (the limiter calls it; you don't)."""
         return SharedState(self, rules, clock, fallback)
 
     def __repr__(self) -> str:
@@ -159,9 +168,11 @@ class RedisStore:
     # --- the one script, both ways --------------------------------------------------------
 
     def call(self, key: str, request: _Request) -> _Reply:
+        """Run the store's one compare-and-set script for ``key`` (the keeper calls it)."""
         return _parse(self._script(keys=[key], args=request))
 
     async def acall(self, key: str, request: _Request) -> _Reply:
+        """As :meth:`call`, on an async client."""
         return _parse(await self._script(keys=[key], args=request))
 
 
