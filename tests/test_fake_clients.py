@@ -313,7 +313,7 @@ def test_an_unmatched_request_fails_even_when_the_tool_swallows_it(client: str) 
         '    fake_upstream.get("https://api.upstream.example/items/7").respond(200, json=...)',
         "The test's routes:",
         "    GET https://api.upstream.example/items/42 -> respond 200",
-        'See pytest-nucleo\'s docs, "Fake upstream failures" (docs/how-to/fake-upstream.md).',
+        'See pytest-nucleo\'s docs, "Fake upstream failures" (https://pytest-nucleo.github.io/pytest-nucleo/how-to/fake-upstream/).',
     ]
 
 

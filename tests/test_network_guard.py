@@ -100,7 +100,7 @@ def test_a_refused_connection_fails_the_test_even_when_the_tool_swallows_it(
             "fake_upstream.get('https://api.upstream.example/...').respond(200, json=...); or, "
             "if the test really needs the network, mark it "
             "@pytest.mark.nucleo(allow_network=True). See pytest-nucleo's docs, "
-            '"The network guard" (docs/how-to/fake-upstream.md#the-network-guard).',
+            '"The network guard" (https://pytest-nucleo.github.io/pytest-nucleo/how-to/fake-upstream/#the-network-guard).',
         ]
     )
     for place in (
