@@ -164,3 +164,17 @@ def test_no_entry_is_documented_under_a_private_path(site: Path) -> None:
     # second entry for one object, under a path no reader imports.
     private = [name for name in _entries(site) if re.search(r"(^|\.)_[a-z]", name)]
     assert not private, private
+
+
+def test_library_types_in_signatures_link_to_their_libraries_docs(site: Path) -> None:
+    # Through the inventories docs/_ext/inventories.py hands mkdocstrings (the build is offline).
+    pages = "".join(
+        page.read_text(encoding="utf-8") for page in (site / "reference").rglob("*.html")
+    )
+    for href in (
+        "https://www.python-httpx.org/api/#response",
+        "https://docs.python.org/3/library/collections.abc.html#collections.abc.Mapping",
+        "https://hypothesis.readthedocs.io/en/latest/reference/strategies.html"
+        "#hypothesis.strategies.SearchStrategy",
+    ):
+        assert f'href="{href}"' in pages, href
