@@ -24,7 +24,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 SHOWN_ONLY = frozenset({"sh", "console", "text", "toml", "yaml", "ini", "json"})
 
 _FENCE = re.compile(
-    r"^(?:<!-- (?P<marker>excerpt of \S+|file: \S+|output) -->\n)?"
+    r"^(?:<!-- (?P<marker>excerpt of \S+|output) -->\n)?"
     r"```(?P<lang>[\w-]*)(?: title=\"(?P<title>[^\"\s]+)\")?\n(?P<code>.*?)^```$",
     flags=re.DOTALL | re.MULTILINE,
 )

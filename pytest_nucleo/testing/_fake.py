@@ -30,6 +30,7 @@ from pytest_nucleo._secrets import redact
 from ._backends import Backend, backend_factories
 from ._docs import docs_ref
 from ._json_body import JSON_CONTENT_TYPE, json_body
+from ._network import fake_started, fake_stopped
 from ._pages import Server, error_page
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
@@ -575,6 +576,7 @@ class FakeUpstream:
         except BaseException:
             self.stop()
             raise
+        fake_started(self)  # its routed hosts resolve, to an address only it answers
         return self
 
     def stop(self) -> None:
@@ -582,6 +584,7 @@ class FakeUpstream:
         checks); safe to call twice."""
         while self._backends:
             self._backends.pop().stop()
+        fake_stopped(self)
 
     def __enter__(self) -> FakeUpstream:
         return self.start()
