@@ -320,10 +320,15 @@ class ModelReceived:
     """
 
     channel: Channel
+    """The ``ToolReturnPart.outcome``: ``'retried'``, ``'failed'`` or ``'success'``."""
     is_error: bool
+    """True for the two error channels."""
     text: str
+    """What a provider with a native error channel sends: the content unchanged."""
     wrapped_text: str
+    """What a provider without one sends: ``{"error":"<text>"}`` for a failure."""
     part: ToolReturnPart = dataclasses.field(compare=False, repr=False)
+    """The ``ToolReturnPart`` itself, for anything else."""
 
 
 class _ScriptedModel:

@@ -56,14 +56,23 @@ class LimiterStats:
     the store was unreachable."""
 
     state: State
+    """The circuit: ``"closed"``, ``"open"`` or ``"half-open"``."""
     throttle_level: float
+    """How far the limiter has slowed down: 0 is the nominal rate."""
     effective_window_seconds: float
+    """The window in force: ``window_seconds x (1 + throttle_level)``."""
     cooldown_seconds: float
+    """The wait before the next probe once the circuit is open."""
     successes: int
+    """Calls reported as successes."""
     failures: int
+    """Calls reported as upstream failures."""
     refusals: int
+    """Calls the limiter refused."""
     last_failure: UpstreamFailure | None
+    """The last upstream failure reported; None when none was."""
     fallbacks: int = 0
+    """Decisions this process made alone while the shared store was unreachable."""
 
 
 def _check(name: str, setting: str, value: float, rule: str, ok: bool) -> None:
@@ -162,25 +171,42 @@ class RateLimiter:
             )
 
         self.name = name
+        """The limiter's name; on a shared store, limiters of one name share their state."""
         self.max_requests = max_requests
+        """Calls per ``window_seconds`` at the nominal rate."""
         self.window_seconds = float(window_seconds)
+        """The nominal window, in seconds."""
         self.clock: Clock = clock if clock is not None else SYSTEM_CLOCK
+        """The clock the limiter reads and waits on."""
         self.failure_step = float(failure_step)
+        """Throttle added per upstream failure."""
         self.max_throttle = float(max_throttle)
+        """The highest throttle level."""
         self.recovery_step = float(recovery_step)
+        """Throttle taken off per ``successes_per_step`` successes."""
         self.successes_per_step = successes_per_step
+        """Successes per recovery step."""
         self.quiet_seconds = float(quiet_seconds)
+        """Seconds without a failure after which each success takes ``quiet_recovery_step`` off."""
         self.quiet_recovery_step = float(quiet_recovery_step)
+        """Throttle taken off per success once the upstream has been quiet."""
         self.failures_to_open = failures_to_open
+        """Failures at the maximum level that open the circuit."""
         self.cooldown_seconds = float(cooldown_seconds)
+        """The first wait before a probe once the circuit opens."""
         self.max_cooldown_seconds = float(max_cooldown_seconds)
+        """The longest wait before a probe, however many probes failed."""
         self.probe_timeout_seconds = float(probe_timeout_seconds)
+        """How long a probe that has not reported back blocks the next one."""
         self.max_wait_seconds = float(max_wait_seconds)
+        """The longest a caller is held; a longer wait is refused."""
         self.budgets: tuple[Budget, ...] = (
             Budget(MAIN_BUDGET, max_requests, self.window_seconds),
             *extra,
         )
+        """Every budget, the main one (``"requests"``) first."""
         self.store = store
+        """Where the state lives; None: this process."""
 
         self._rules = rules = Rules(
             Settings(
@@ -232,6 +258,7 @@ class RateLimiter:
 
     @property
     def throttle_level(self) -> float:
+        """The throttle level now: 0 is the nominal rate."""
         if self._keeper is self._local:
             return self._local.state.level
         return self.stats().throttle_level

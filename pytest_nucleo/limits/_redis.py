@@ -92,6 +92,8 @@ class RedisStore:
             )
         if isinstance(client, redis.asyncio.Redis):
             self.is_async = True
+            """Whether the client is a ``redis.asyncio.Redis`` (its limiters then take the
+            awaitable methods, ``aacquire`` and the rest)."""
         elif isinstance(client, redis.Redis):
             self.is_async = False
         else:
@@ -120,13 +122,20 @@ class RedisStore:
         if clock is not None and not isinstance(clock, Clock):
             raise TypeError(f"RedisStore clock must implement Clock; got a {type(clock).__name__}")
         self.client = client
+        """The Redis client the state goes through."""
         self.prefix = prefix
+        """The first part of every key, naming the application."""
         self.fail_open = fail_open
+        """Whether a limiter decides alone (True) or refuses (False) while Redis cannot be reached."""
         self.recheck_seconds = float(recheck_seconds)
+        """How long a limiter that lost Redis waits before trying it again."""
         self.clock = clock
+        """The clock decisions are made on (tests); None: the Redis server's, read by each."""
         self.errors: tuple[type[BaseException], ...] = (RedisError, OSError)
+        """The exceptions that mean Redis cannot be reached now."""
         # EVALSHA, and on NOSCRIPT (a restarted or flushed server) the script is loaded again.
         self.step = client.register_script(_STEP)
+        """The rules' step, as the server runs it (the keepers call it)."""
 
     def key(self, name: str) -> str:
         """The Redis key of the limiter ``name``: the prefix, then the name quoted, so no two
@@ -134,6 +143,7 @@ class RedisStore:
         return f"{self.prefix}:{quote(name, safe='')}"
 
     def bind(self, rules: Rules, clock: Clock, fallback: LocalState) -> SharedState:
+        """The keeper of one limiter's state in Redis (the limiter calls it; you don't)."""
         return SharedState(self, rules, clock, fallback)
 
     def __repr__(self) -> str:

@@ -27,8 +27,11 @@ class Budget:
     """
 
     name: str
+    """The budget's name, as ``acquire(units={name: ...})`` names it."""
     max_units: int
+    """The most units taken per window."""
     window_seconds: float
+    """The window's length in seconds, before throttling widens it."""
 
     def __post_init__(self) -> None:
         if not (isinstance(self.name, str) and self.name.strip()):
