@@ -145,6 +145,19 @@ def test_each_decision_is_one_script_call_and_a_flushed_script_is_loaded_again(
     assert (stats.successes, stats.failures, stats.refusals, stats.fallbacks) == (2, 1, 1, 0)
 
 
+def test_a_client_that_decodes_responses_serves_as_well(redis_server: RedisServer) -> None:
+    clock = FakeClock()
+    store = RedisStore(
+        redis_server.client(decode_responses=True), prefix=unique_prefix(), clock=clock
+    )
+    lim = RateLimiter("shop", max_requests=5, window_seconds=60, max_wait_seconds=0, store=store)
+    lim.record_failure(SLOW_DOWN, lim.acquire())
+    held = refusal(lim.acquire)
+    assert (held.reason, held.last_failure) == ("held", SLOW_DOWN)
+    stats = lim.stats()
+    assert (stats.failures, stats.refusals, stats.last_failure) == (1, 1, SLOW_DOWN)
+
+
 # --- time ----------------------------------------------------------------------------------------
 
 

@@ -250,7 +250,7 @@ class SharedState:
         self, reply: list[Any], takes: tuple[int, ...]
     ) -> Reservation | LimiterRefusalException:
         self._answered(reply)
-        if reply[1] == b"admitted":
+        if _text(reply[1]) == "admitted":
             return int(reply[2]), float(reply[3]), float(reply[4])
         budget_index, units = int(reply[4]), int(reply[5])
         budget = self.rules.s.budgets[budget_index - 1] if budget_index else None
