@@ -66,6 +66,13 @@ server = MCPServer("shop", log_level="CRITICAL")
 server.tool()(mcp_tool(leaky))
 print(call_mcp_tool(server, "leaky", {"order_number": "1"}).is_error)
 """,
+    # The SDK's own loggers at DEBUG: it logs each request, the tool_result included.
+    "anthropic": RICH_ROOT
+    + """
+logging.getLogger("anthropic").setLevel("DEBUG")
+from pytest_nucleo.adapters.anthropic import anthropic_tool, run_through_tool_runner
+print(run_through_tool_runner(anthropic_tool(leaky), {"order_number": "1"}).is_error)
+""",
     "pydantic-ai": RICH_ROOT
     + """
 from pytest_nucleo.adapters.pydantic_ai import call_through_agent, make_tool
