@@ -73,6 +73,13 @@ logging.getLogger("anthropic").setLevel("DEBUG")
 from pytest_nucleo.adapters.anthropic import anthropic_tool, run_through_tool_runner
 print(run_through_tool_runner(anthropic_tool(leaky), {"order_number": "1"}).is_error)
 """,
+    # LlamaIndex's own loggers at DEBUG (the agent workflow's and the LLM's).
+    "llama-index": RICH_ROOT
+    + """
+logging.getLogger("llama_index").setLevel("DEBUG")
+from pytest_nucleo.adapters.llama_index import llama_index_tool, run_through_agent
+print(run_through_agent(llama_index_tool(leaky), {"order_number": "1"}).is_error)
+""",
     "pydantic-ai": RICH_ROOT
     + """
 from pytest_nucleo.adapters.pydantic_ai import call_through_agent, make_tool
