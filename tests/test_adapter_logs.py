@@ -80,6 +80,13 @@ logging.getLogger("llama_index").setLevel("DEBUG")
 from pytest_nucleo.adapters.llama_index import llama_index_tool, run_through_agent
 print(run_through_agent(llama_index_tool(leaky), {"order_number": "1"}).is_error)
 """,
+    # ADK's own loggers at DEBUG (it logs each model request, the function response included).
+    "google-adk": RICH_ROOT
+    + """
+logging.getLogger("google_adk").setLevel("DEBUG")
+from pytest_nucleo.adapters.google_adk import adk_tool, run_through_adk
+print(run_through_adk(adk_tool(leaky), {"order_number": "1"}).is_error)
+""",
     "pydantic-ai": RICH_ROOT
     + """
 from pytest_nucleo.adapters.pydantic_ai import call_through_agent, make_tool
