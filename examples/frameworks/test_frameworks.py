@@ -1,7 +1,7 @@
-"""The same tool module under all eight frameworks: the model reads the same failure text.
+"""The same tool module under every framework with an adapter: the model reads the same text.
 
-Each framework comes with its adapter's extra (the `test` extra brings all but CrewAI, whose
-pins conflict with the others); one whose extra is missing skips alone, saying which.
+Each framework comes with its adapter's extra (the `test` extra brings them all); one whose
+extra is missing skips alone, saying which to install.
 """
 
 from __future__ import annotations
@@ -69,13 +69,6 @@ def _google_adk() -> Callable[[ARGS], tuple[bool, str]]:
     return lambda args: _seen(google_adk.run_through_adk(tool, args))
 
 
-def _crewai() -> Callable[[ARGS], tuple[bool, str]]:
-    from pytest_nucleo.adapters import crewai
-
-    tool = crewai.crewai_tool(shop_tools.get_order)
-    return lambda args: _seen(crewai.run_through_crew_tool(tool, args))
-
-
 def _seen(received: object) -> tuple[bool, str]:
     return received.is_error, received.text  # type: ignore[attr-defined]
 
@@ -89,7 +82,6 @@ FRAMEWORKS = {
     "anthropic": ("anthropic", "anthropic", _anthropic),
     "llama-index": ("llama_index.core", "llama-index", _llama_index),
     "google-adk": ("google.adk", "google-adk", _google_adk),
-    "crewai": ("crewai", "crewai", _crewai),
 }
 
 
