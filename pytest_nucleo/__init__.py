@@ -14,7 +14,7 @@ from ._lazy import lazy_exports
 if TYPE_CHECKING:
     from ._chain import llm_errors, service_call, unwrap, unwrap_runtime, wrap_with_context
     from ._client import AsyncServiceClient, ServiceClient, sent_values
-    from ._clients._responses import exception_for_response, raise_for_response
+    from ._clients._responses import exception_for_response, harden_client, raise_for_response
     from ._clock import Clock, FakeClock, SystemClock, TimerHandle, is_testing, set_testing
     from ._exceptions import (
         CORRECTABLE_HINT,
@@ -161,6 +161,7 @@ _WHERE = {
     "body_says_throttled": "_status",
     "exception_for_response": "_clients._responses",
     "from_provider_error": "_providers._rules",
+    "harden_client": "_clients._responses",
     "http_exception": "_status",
     "is_testing": "_clock",
     "llm_errors": "_chain",
@@ -248,6 +249,7 @@ __all__ = [
     "body_says_throttled",
     "exception_for_response",
     "from_provider_error",
+    "harden_client",
     "http_exception",
     "is_testing",
     "llm_errors",

@@ -34,7 +34,8 @@ from ._exceptions import (
     UpstreamThrottleException,
 )
 from ._message import readable_message
-from ._text import VALUE_LIMIT, one_line
+from ._quote import fit_quote
+from ._text import BODY_LENGTH_LIMIT, VALUE_LIMIT, one_line, render_value
 
 MAX_CHAIN = 256
 """Most exceptions any walk visits; real chains are a handful, hostile ones are cut here."""
@@ -188,9 +189,22 @@ def wrap_with_context(
     _raise_signal(exc)
     found = find_in_chain(exc, LLMReadableException)
     wrapped: LLMReadableCheckedException
+    # The buried message already names the service and ends with its own guidance: the
+    # wrapper only says where it happened (and with which value), so nothing is said twice.
+    during = f"During {one_line(step, VALUE_LIMIT)}"
     if found is not None and found.is_correctable:
+        # Says which value the request was made with, not that the value is invalid: a 413
+        # is the size of the request the tool built, not a fault of an identifier.
+        shown = render_value(parameter_value)
+        name = one_line(parameter_name, VALUE_LIMIT)
         wrapped = InvalidInputException(
-            parameter_name, parameter_value, f"{step}: {found.llm_message}"
+            parameter_name,
+            parameter_value,
+            f"{step}: {found.llm_message}",
+            llm_message=fit_quote(
+                f"{during}, with the parameter '{name}' = {shown}: {found.llm_message}",
+                BODY_LENGTH_LIMIT,
+            ),
         )
     elif isinstance(found, UpstreamThrottleException):
         # Still a throttle to the model, with the server's wait: "failed" would hide both.
@@ -198,16 +212,13 @@ def wrap_with_context(
             service_name,
             f"{step}: {found.llm_message}",
             found.retry_after,  # type: ignore[attr-defined]  # kept by its constructor
-            llm_message=f"The external service {one_line(service_name, VALUE_LIMIT)} is "
-            f"limiting our requests during {one_line(step, VALUE_LIMIT)}: {found.llm_message}",
+            llm_message=fit_quote(f"{during}: {found.llm_message}", BODY_LENGTH_LIMIT),
         )
     elif found is not None:
-        # The buried message already ends with its own guidance: don't add a second one.
         wrapped = ExternalServiceException(
             service_name,
             f"{step}: {found.llm_message}",
-            llm_message=f"The external service {one_line(service_name, VALUE_LIMIT)} failed "
-            f"during {one_line(step, VALUE_LIMIT)}: {found.llm_message}",
+            llm_message=fit_quote(f"{during}: {found.llm_message}", BODY_LENGTH_LIMIT),
         )
     else:
         wrapped = ExternalServiceException(service_name, f"{step}: {deepest_message(exc)}")

@@ -27,8 +27,9 @@ from ._exceptions import (
     ResourceNotFoundException,
 )
 from ._excerpt import body_excerpt, safe_endpoint
+from ._quote import said_of
 from ._status import http_exception
-from ._text import VALUE_LIMIT, one_line
+from ._text import BODY_LENGTH_LIMIT, VALUE_LIMIT, next_step, one_line
 
 if TYPE_CHECKING:
     import httpx2
@@ -239,17 +240,18 @@ class _ServiceClientBase:
         content_type = response.headers.get("content-type")
         excerpt = body_excerpt(view.body, content_type=content_type, known=view.known)
         kind = f" ({one_line(content_type, VALUE_LIMIT)})" if content_type else ""
-        said = f' It said: "{excerpt}".' if excerpt else " The body was empty."
+        first = (
+            f"The external service {self._name()} answered {path} with HTTP "
+            f"{response.status_code}, but its answer{kind} "
+            f"{_TOO_DEEP if deep else 'was not the JSON expected'}."
+        )
+        then = next_step(None)
+        said = said_of(excerpt, len(view.body or ""), BODY_LENGTH_LIMIT - len(first) - len(then))
         failure = ExternalServiceException(
             self.service_name,
             f"HTTP {response.status_code} at {path}: the body{kind} is not JSON ({reason}): "
             f"{excerpt}",
-            llm_message=(
-                f"The external service {self._name()} answered {path} with HTTP "
-                f"{response.status_code}, but its answer{kind} "
-                f"{_TOO_DEEP if deep else 'was not the JSON expected'}.{said} "
-                "Calling it again now is unlikely to help."
-            ),
+            llm_message=f"{first}{said or ' The body was empty.'} {then}",
         )
         logger.debug("%s", failure)
         return failure

@@ -48,7 +48,7 @@ from typing import Any, ClassVar, final
 
 from ._message import described
 from ._secrets import redact
-from ._text import VALUE_LIMIT, clean_block, one_line, render_value, seconds
+from ._text import VALUE_LIMIT, clean_block, next_step, one_line, render_value, seconds
 
 
 def check_seconds(value: float | None, name: str = "retry_after") -> None:
@@ -315,7 +315,7 @@ class ExternalServiceException(UncorrectableLLMException):
         super().__init__(
             f"{service}: {details}",
             llm_message=llm_message
-            or f"The external service {service} failed: {details}. Calling it again now is unlikely to help.",
+            or f"The external service {service} failed: {details}. {next_step(None)}",
         )
         if cause is not None:  # assigning None would also suppress an implicit __context__
             self.__cause__ = cause
@@ -338,18 +338,13 @@ class UpstreamThrottleException(ExternalServiceException):
     ) -> None:
         check_seconds(retry_after)
         service = one_line(service_name, VALUE_LIMIT)
-        wait = (
-            f" It asked us to wait {seconds(retry_after)} before calling again."
-            if retry_after is not None
-            else ""
-        )
         super().__init__(
             service_name,
             error_details,
             llm_message=llm_message
             or (
                 f"The external service {service} is throttling our requests (too many requests): "
-                f"{_clause(error_details)}.{wait}"
+                f"{_clause(error_details)}. {next_step(retry_after, throttled=True)}"
             ),
         )
         self._keep(service_name=service_name, error_details=error_details, retry_after=retry_after)
@@ -369,8 +364,8 @@ class UnauthorizedException(UncorrectableLLMException):
             f"{service} rejected our credentials: {why}",
             llm_message=llm_message
             or (
-                f"The service {service} rejected the tool's credentials: {why}. This needs the "
-                "tool's configuration fixed; a different call will not help."
+                f"The service {service} rejected the tool's credentials: {why}. The tool's "
+                "configuration needs fixing, not the call; tell the user."
             ),
         )
         self._keep(service_name=service_name, reason=reason)
@@ -388,7 +383,7 @@ class PermissionDeniedException(UncorrectableLLMException):
             f"Permission denied: {why}",
             llm_message=(
                 f"Permission denied: {why}. The person this work runs for lacks access under "
-                "the application's rules; another call will not change that."
+                "the application's rules; tell the user."
             ),
         )
         self._keep(message=message)

@@ -10,10 +10,10 @@ than two small windows of the bytes, so a 10 MB body costs what a 16 KiB one doe
 from __future__ import annotations
 
 import codecs
-import html
 import re
 from collections.abc import Iterable
 
+from ._markup import page_text, xml_text
 from ._secrets import _fragment_end, redact, redact_piece
 from ._text import _CONTROL_BYTES, INVISIBLE, SURROGATES, _holds
 
@@ -45,35 +45,15 @@ _ODD = re.compile(rf"[\x00-\x08\x0e-\x1b\x7f\ufffd{INVISIBLE}{SURROGATES}]+")
 _HTML_START = re.compile(
     rb"\s*(?:\xef\xbb\xbf)?\s*<(?:!doctype\s+html|html|head|body|\?xml)\b", re.I
 )
+_HTML_IN = re.compile(rb"<(?:!doctype\s+html|html)\b", re.I)
 _CHARSET = re.compile(r"(?i)\bcharset\s*=\s*[\"']?([A-Za-z0-9._:\-]+)")
 _SCHEME_AUTHORITY = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.\-]*:)?//[^/]*")
 
 
-# HTML is reduced with a few C-speed regexes and html.unescape rather than html.parser, which
-# costs about a microsecond per tag: a tag-dense 3 KiB window took a millisecond there, twenty
-# times the mapping's time budget. Unclosed blocks and tags run to the end of the window,
-# as a browser would treat them; every pattern is linear.
-_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
-_HIDDEN_BLOCK = re.compile(
-    r"<(script|style|template|noscript|svg|head)\b[^>]*>.*?(?:</\1\s*>|$)", re.I | re.S
-)
-_TITLE = re.compile(r"<title\b[^>]*>(.*?)(?:</title\s*>|$)", re.I | re.S)
-_TAG = re.compile(r"</?[A-Za-z!?][^>]*(?:>|$)")
-
-
-def _visible_text(markup: str) -> str:
-    """The text a browser shows: tags, comments, scripts, styles and the head left out, the
-    title kept first (often the only words on an error page) unless the page's text already
-    starts with it, entities decoded."""
-    title = _TITLE.search(markup)
-    text = html.unescape(_TAG.sub(" ", _HIDDEN_BLOCK.sub(" ", _COMMENT.sub(" ", markup))))
-    if title:
-        name = html.unescape(_TAG.sub(" ", title.group(1)))
-        # nginx's and Django's pages repeat the title as their heading: read it once.
-        words = name.split()
-        if text.split(maxsplit=len(words))[: len(words)] != words:
-            text = f"{name} {text}"
-    return text
+def _visible_text(markup: str, kind: str, need: int = 0) -> str:
+    """The words of a page (see ``page_text``, which stops reading once it has ``need``
+    characters), or of an XML error (see ``xml_text``)."""
+    return xml_text(markup) if kind == "xml" else page_text(markup, need)
 
 
 def _charset(content_type: str | None) -> str:
@@ -109,12 +89,18 @@ def _collapse(text: str) -> str:
     return " ".join(text.split())
 
 
-def _is_html(content_type: str | None, start: bytes) -> bool:
-    if content_type is not None and (
-        "html" in content_type.lower() or "xml" in content_type.lower()
-    ):
-        return True
-    return _HTML_START.match(start) is not None
+def _markup_kind(content_type: str | None, start: bytes) -> str:
+    """``"html"`` for a page, ``"xml"`` for other XML (an API's error document), ``""`` for
+    text: by ``content_type``, else by how the body starts. XHTML is a page."""
+    kind = (content_type or "").lower()
+    if "html" in kind:
+        return "html"
+    if "xml" in kind:
+        return "html" if _HTML_IN.search(start) else "xml"
+    match = _HTML_START.match(start)
+    if match is None:
+        return ""
+    return "xml" if b"?xml" in match.group(0).lower() and not _HTML_IN.search(start) else "html"
 
 
 def _is_binary(start: bytes) -> bool:
@@ -146,7 +132,7 @@ def body_excerpt(
     # Matched after whitespace collapses, so collapse the known values the same way.
     known = tuple(_collapse(value) for value in known)
     if isinstance(body, str):
-        html = _is_html(content_type, body[:_SNIFF].encode("utf-8", "replace"))
+        html = _markup_kind(content_type, body[:_SNIFF].encode("utf-8", "replace"))
         head_window, tail_window = _windows(html)
         total, unit = len(body), "characters"
         if total <= head_window + tail_window:
@@ -160,7 +146,7 @@ def body_excerpt(
         wide = charset.lower().replace("-", "").replace("_", "").startswith(("utf16", "utf32"))
         if not wide and _is_binary(start):  # UTF-16 and UTF-32 text is full of NUL bytes
             return f"<{len(body)} bytes of binary data>"
-        html = _is_html(content_type, start)
+        html = _markup_kind(content_type, start)
         head_window, tail_window = _windows(html)
         total, unit = len(body), "bytes"
         if total <= head_window + tail_window:
@@ -180,17 +166,19 @@ def body_excerpt(
     return _cut(head, tail, total, unit, known)
 
 
-def _windows(html: bool) -> tuple[int, int]:
+def _windows(html: str) -> tuple[int, int]:
     return (_HTML_HEAD_WINDOW, _HTML_TAIL_WINDOW) if html else (_TEXT_WINDOW, _TEXT_WINDOW)
 
 
-def _clean(text: str, html: bool) -> str:
-    return _collapse(_visible_text(text) if html else text)
+def _clean(text: str, html: str) -> str:
+    return _collapse(_visible_text(text, html) if html else text)
 
 
-def _clean_prefix(raw: str, html: bool, need: int) -> str:
+def _clean_prefix(raw: str, html: str, need: int) -> str:
     """Clean the start of ``raw``, growing the piece until ``need`` characters come out (or
     all of it was cleaned): a 4 KiB window rarely needs more than its first kilobyte."""
+    if html:  # a page is parsed once, from its start: a cut could fall in a hidden element
+        return _collapse(_visible_text(raw, html, need))
     size = 2 * need
     while True:
         text = _clean(raw[:size], html)
@@ -199,7 +187,11 @@ def _clean_prefix(raw: str, html: bool, need: int) -> str:
         size *= 4
 
 
-def _clean_suffix(raw: str, html: bool, need: int) -> str:
+def _clean_suffix(raw: str, html: str, need: int) -> str:
+    if html:
+        # The end of a long page is its footer and closing tags, and a parser reading from
+        # the middle of a page cannot tell which element it is in: a cut page shows its head.
+        return ""
     size = 2 * need
     while True:
         text = _clean(raw[-size:], html)
@@ -208,13 +200,13 @@ def _clean_suffix(raw: str, html: bool, need: int) -> str:
         size *= 4
 
 
-def _drop_last_word(text: str, html: bool) -> str:
+def _drop_last_word(text: str, html: str) -> str:
     """Cut a window's end back to a boundary the body really has (a tag, or whitespace)."""
     mark = text.rfind("<") if html else _last_space(text)
     return text[:mark] if mark > 0 else text
 
 
-def _drop_first_word(text: str, html: bool) -> str:
+def _drop_first_word(text: str, html: str) -> str:
     """Cut a window's start forward past the word it split. With no space near the start,
     the run of credential characters there is left out whatever its length: it may be the end
     of a long token whose recognisable start lies before the window."""

@@ -46,7 +46,7 @@ from ._exceptions import (
 from ._message import described, message_of
 from ._retry_after import RETRY_AFTER_CAP
 from ._secrets import redact
-from ._text import VALUE_LIMIT, clean_block, one_line, seconds
+from ._text import VALUE_LIMIT, clean_block, next_step, one_line, seconds
 from .limits._failure import UpstreamFailure
 from .limits._limiter import Permit, RateLimiter, Units
 from .limits._refusal import LimiterRefusalException
@@ -98,17 +98,16 @@ class RetriesExhaustedException(UncorrectableLLMException):
                 f"cap of {seconds(max_delay)}, after {attempts} attempt(s)"
             )
             text = (
-                f"The tool {name} hit a temporary upstream problem ({what}) and the service "
-                f"asked for a wait of {seconds(retry_after)} before trying again, longer than "
-                f"the runner waits (at most {seconds(max_delay)}), so the call was given up "
-                f"after being tried {tries}. It is unlikely to work again before that time."
+                f"The tool {name} hit a temporary upstream problem ({what}), and the service "
+                f"asked for a longer pause than the tool waits, so the call was given up after "
+                f"being tried {tries}. {next_step(retry_after)}"
             )
         else:
             technical = f"{name}: {what} signal after {attempts} attempt(s), retry budget spent"
             text = (
                 f"The tool {name} hit a temporary upstream problem ({what}) on every attempt: "
-                f"it was tried {tries}, with waits in between, and never succeeded. Calling it "
-                "again right away is unlikely to help."
+                f"it was tried {tries}, with waits in between, and never succeeded. Use another "
+                "way, or come back later."
             )
         super().__init__(technical, llm_message=text)
         self._keep(

@@ -37,8 +37,17 @@ from ._exceptions import (
     check_seconds,
 )
 from ._excerpt import body_excerpt, safe_endpoint
+from ._quote import said_of
 from ._retry_after import parse_retry_after
-from ._text import VALUE_LIMIT, Cleaned, clean_block, one_line, seconds
+from ._text import (
+    BODY_LENGTH_LIMIT,
+    VALUE_LIMIT,
+    Cleaned,
+    clean_block,
+    next_step,
+    one_line,
+    seconds,
+)
 
 Headers = Mapping[str, str] | httpx.Headers | Iterable[tuple[str, str]]
 """Response headers as a mapping, an ``httpx.Headers``, or (name, value) pairs."""
@@ -158,15 +167,13 @@ class _Answer:
     status: str
     """``"HTTP 404 Not Found"``."""
 
-    @property
-    def said(self) -> str:
-        return f' It said: "{self.body}".' if self.body else " Its answer had no body."
+    size: int
+    """How long the body was, in bytes or characters: what its shape is named by."""
 
-    @property
-    def wait(self) -> str:
-        if self.retry_after is None:
-            return ""
-        return f" It asked us to wait {seconds(self.retry_after)} before calling again."
+    def said(self, budget: int) -> str:
+        """What the text says of the body, in at most about ``budget`` characters (see
+        ``said_of``)."""
+        return said_of(self.body, self.size, budget) if self.body else " Its answer had no body."
 
     @property
     def technical(self) -> str:
@@ -182,9 +189,15 @@ class _Answer:
 
 class _Shown(str):
     """Text :func:`http_exception` already made safe (an excerpt, an endpoint path), so a
-    carrier does not clean it twice. Only ever passed in; carriers store plain ``str``."""
+    carrier does not clean it twice. Only ever passed in; carriers store plain ``str``.
+    ``size`` is the length of the raw body an excerpt was made from."""
 
-    __slots__ = ()
+    size: int
+
+    def __new__(cls, text: str, size: int | None = None) -> _Shown:
+        shown = super().__new__(cls, text)
+        shown.size = len(text) if size is None else size
+        return shown
 
 
 def _answer(
@@ -199,6 +212,7 @@ def _answer(
         retry_after,
         _service_line(service),
         status_line(status_code),
+        response_body.size if isinstance(response_body, _Shown) else len(response_body),
     )
 
 
@@ -273,19 +287,19 @@ class _Carrier(HttpErrorResponse):
         )
 
     _text: ClassVar[str]
-    """The model text, a template over ``name``, ``endpoint``, ``status``, ``said``, ``wait``
-    and ``then`` (the closing advice)."""
+    """The first sentence of the model text, a template over ``name``, ``endpoint`` and
+    ``status``: what failed and whose problem it is."""
 
     _then: ClassVar[str] = ""
+    """The closing sentence: what to do next, in agreement with the hint line."""
 
     def _mean(self, a: _Answer) -> tuple[Cleaned, dict[str, object]]:
         """The model text, and the fields the exception whose meaning this status has keeps
-        (its constructor arguments, by name)."""
-        text = self._text.format(
-            name=a.name, endpoint=a.endpoint, status=a.status, said=a.said, wait=a.wait,
-            then=self._advice(a),
-        )  # fmt: skip
-        return Cleaned(text), self._meaning_fields(a)
+        (its constructor arguments, by name). The quote gets what the length bound leaves."""
+        first = self._text.format(name=a.name, endpoint=a.endpoint, status=a.status)
+        then = self._advice(a)
+        said = a.said(BODY_LENGTH_LIMIT - len(first) - len(then) - 1)
+        return Cleaned(f"{first}{said} {then}"), self._meaning_fields(a)
 
     def _advice(self, a: _Answer) -> str:
         return self._then
@@ -309,20 +323,16 @@ class Http400Exception(_BadRequest):
     """HTTP 400: the service found the request malformed. Correctable: fix the arguments."""
 
     status = 400
-    _text = (
-        "The service {name} rejected the request to {endpoint} as invalid ({status}).{said}{wait}"
-        " Correct the arguments to what the service accepts, then call again."
-    )
+    _text = "The service {name} rejected the request to {endpoint} as invalid ({status})."
+    _then = "Correct the arguments to what the service accepts."
 
 
 class Http413Exception(_BadRequest):
     """HTTP 413: the request was too large. Correctable: ask for less."""
 
     status = 413
-    _text = (
-        "The service {name} rejected the request to {endpoint} as too large ({status}).{said}"
-        "{wait} Send less (a smaller input, fewer items or a narrower range), then call again."
-    )
+    _text = "The service {name} rejected the request to {endpoint} as too large ({status})."
+    _then = "Ask for less: a smaller input, fewer items or a narrower range."
 
 
 class Http422Exception(_BadRequest):
@@ -331,9 +341,9 @@ class Http422Exception(_BadRequest):
     status = 422
     _text = (
         "The service {name} could not process the request to {endpoint} ({status}): it was "
-        "well-formed, but its values were not acceptable.{said}{wait} Correct the values, then "
-        "call again."
+        "well-formed, but its values were not acceptable."
     )
+    _then = "Correct the values."
 
 
 class _Refused(_Carrier, UnauthorizedException):
@@ -347,10 +357,8 @@ class Http401Exception(_Refused):
     """HTTP 401: the service rejected the tool's credentials. Needs configuration, not a retry."""
 
     status = 401
-    _text = (
-        "The service {name} rejected the tool's credentials for {endpoint} ({status}).{said}{wait}"
-        " This needs the tool's configuration fixed; a different call will not help."
-    )
+    _text = "The service {name} rejected the tool's credentials for {endpoint} ({status})."
+    _then = "The tool's configuration needs fixing, not the call; tell the user."
 
 
 class Http403Exception(_Refused):
@@ -359,10 +367,9 @@ class Http403Exception(_Refused):
 
     status = 403
     _text = (
-        "The service {name} refused the tool access to {endpoint} with its credentials "
-        "({status}).{said}{wait} This needs the tool's configuration or permissions fixed; a "
-        "different call will not help."
+        "The service {name} refused the tool access to {endpoint} with its credentials ({status})."
     )
+    _then = "The tool's credentials or permissions need fixing, not the call; tell the user."
 
 
 class Http404Exception(_Carrier, ResourceNotFoundException):
@@ -370,10 +377,8 @@ class Http404Exception(_Carrier, ResourceNotFoundException):
     a search that means "no results" by it asks ``get_json(..., empty_on_404=True)``."""
 
     status = 404
-    _text = (
-        "No resource was found at {endpoint} on the service {name} ({status}).{said}{wait} "
-        "Check the identifier, try another one, or use another tool to find the right one."
-    )
+    _text = "No resource was found at {endpoint} on the service {name} ({status})."
+    _then = "Check the identifier, try another one, or use another tool to find the right one."
 
     def _meaning_fields(self, a: _Answer) -> dict[str, object]:
         return {"resource_type": "resource", "identifier": a.endpoint}
@@ -382,7 +387,8 @@ class Http404Exception(_Carrier, ResourceNotFoundException):
 class _Throttled(_Carrier, UpstreamThrottleException):
     """The throttle carriers: the service asks us to slow down (and maybe how long to wait)."""
 
-    _then = " Calling it again right away will not help."
+    def _advice(self, a: _Answer) -> str:
+        return next_step(a.retry_after, throttled=True)
 
     def _meaning_fields(self, a: _Answer) -> dict[str, object]:
         return {
@@ -398,7 +404,7 @@ class Http429Exception(_Throttled):
     status = 429
     _text = (
         "The external service {name} is throttling our requests (too many requests): it "
-        "answered {endpoint} with {status}.{said}{wait}{then}"
+        "answered {endpoint} with {status}."
     )
 
 
@@ -408,8 +414,7 @@ class HttpThrottledStatusException(_Throttled):
 
     _text = (
         "The external service {name} is throttling our requests: it answered {endpoint} with "
-        "{status}, and its answer says it is limiting our rate or checking for robots.{said}"
-        "{wait}{then}"
+        "{status}, and its answer says it is limiting our rate or checking for robots."
     )
 
 
@@ -417,9 +422,7 @@ class _ServerError(_Carrier, ExternalServiceException):
     """The 5xx carriers and the unmapped one: one meaning, a first sentence per class."""
 
     def _advice(self, a: _Answer) -> str:
-        if a.retry_after:
-            return " Calling it again before then will not help."
-        return " Calling it again now is unlikely to help."
+        return next_step(a.retry_after)
 
     def _meaning_fields(self, a: _Answer) -> dict[str, object]:
         return {"service_name": a.service, "error_details": a.details()}
@@ -429,10 +432,7 @@ class Http500Exception(_ServerError):
     """HTTP 500: the service failed while handling the request."""
 
     status = 500
-    _text = (
-        "The external service {name} failed with an internal error on {endpoint} ({status})."
-        "{said}{wait}{then}"
-    )
+    _text = "The external service {name} failed with an internal error on {endpoint} ({status})."
 
 
 class Http502Exception(_ServerError):
@@ -441,7 +441,7 @@ class Http502Exception(_ServerError):
     status = 502
     _text = (
         "The external service {name} could not be reached through its gateway for {endpoint} "
-        "({status}): the gateway got no valid answer from it.{said}{wait}{then}"
+        "({status}): the gateway got no valid answer from it."
     )
 
 
@@ -449,18 +449,13 @@ class Http503Exception(_ServerError):
     """HTTP 503: the service is unavailable (down, overloaded, in maintenance)."""
 
     status = 503
-    _text = (
-        "The external service {name} is unavailable for {endpoint} ({status}).{said}{wait}{then}"
-    )
+    _text = "The external service {name} is unavailable for {endpoint} ({status})."
 
 
 class HttpUnmappedStatusException(_ServerError):
     """Any received status without a class of its own (a 3xx not followed, a 418, a 599...)."""
 
-    _text = (
-        "The external service {name} answered {endpoint} with an unexpected status ({status})."
-        "{said}{wait}{then}"
-    )
+    _text = "The external service {name} answered {endpoint} with an unexpected status ({status})."
 
 
 _TABLE: dict[int, type[_Carrier]] = {
@@ -555,7 +550,7 @@ def http_exception(
     retry = _header_values(headers, "retry-after")
     retry_after = parse_retry_after(retry[0]) if retry else None
     content_type = next(iter(_header_values(headers, "content-type")), None)
-    said = _Shown(body_excerpt(body, content_type=content_type, known=known))
+    said = _Shown(body_excerpt(body, content_type=content_type, known=known), len(body or ""))
     shown = _Shown(safe_endpoint(endpoint, known))
     if status in THROTTLE_RULE_STATUSES and (
         body_says_throttled(body, status=status)

@@ -19,6 +19,10 @@ VALUE_LIMIT = 200
 MESSAGE_LIMIT = 2000
 """Characters kept of a free-text field (a rule, error details, a reason, a message)."""
 
+BODY_LENGTH_LIMIT = 400
+"""Characters a model text built by the package keeps before its hint line: a quote of what a
+server said is cut to fit. The text checks hold every text to it."""
+
 # Headroom read past a limit before masking, so that a secret straddling the cut is still
 # recognised by its full shape and masked rather than half shown.
 _LOOKAHEAD = 256
@@ -164,3 +168,22 @@ def seconds(value: float) -> str:
     """``30.0`` -> ``"30 seconds"``, ``1`` -> ``"1 second"``, ``0.25`` -> ``"0.25 seconds"``."""
     text = f"{value:.3f}".rstrip("0").rstrip(".")
     return f"{text} second" if text == "1" else f"{text} seconds"
+
+
+def next_step(retry_after: float | None, *, throttled: bool = False) -> str:
+    """The closing sentence of a text about a service that cannot help now: it agrees with the
+    uncorrectable hint line and states the wait once (``retry_after``, as it will be enforced),
+    or says that a throttle gave none."""
+    if retry_after is not None and retry_after < 1:
+        return (
+            f"It asked for a wait of {seconds(retry_after)}, so the limit may already be over; "
+            "use another way or come back later."
+        )
+    if retry_after is not None:
+        return (
+            f"This tool will not work for about {seconds(retry_after)}; use another way or "
+            "come back later."
+        )
+    if throttled:
+        return "No wait was given; use another way or come back later."
+    return "Use another way, or come back later."

@@ -22,7 +22,13 @@ if TYPE_CHECKING:
     from pytest_nucleo.testing import FakeUpstream
 
 _UPSTREAM_OPTIONS = ("assert_all_called", "base_url")
-MARKER_OPTIONS = (*_UPSTREAM_OPTIONS, "expect_leaks", "allow_network", "real_waits")
+MARKER_OPTIONS = (
+    *_UPSTREAM_OPTIONS,
+    "expect_leaks",
+    "allow_network",
+    "allow_hosts",
+    "real_waits",
+)
 _FLAGS = ("assert_all_called", "expect_leaks", "allow_network", "real_waits")
 
 _call_failed = pytest.StashKey[bool]()
@@ -32,27 +38,102 @@ _testing_before = pytest.StashKey[bool]()
 _upstream = pytest.StashKey["FakeUpstream"]()
 
 
+GUARD_SCOPES = ("plugin-tests", "all", "off")
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
+    # Every option is also an ini key (pyproject.toml's [tool.pytest.ini_options]), the option
+    # winning over the key: the options default to None, so that "not given" can be told.
     group = parser.getgroup("nucleo", "pytest-nucleo failure contract")
     group.addoption(
         "--nucleo-report",
         metavar="PATH",
         default=None,
-        help="write the failure matrix seen in the run to PATH.json and PATH.md",
+        help="write the failure matrix seen in the run to PATH.json and PATH.md "
+        "(ini: nucleo_report)",
+    )
+    parser.addini(
+        "nucleo_report",
+        "write the failure matrix to this path's .json and .md (relative to the ini file)",
+        default="",
     )
     group.addoption(
         "--nucleo-matrix",
         choices=("problems", "all"),
-        default="problems",
+        default=None,
         help="what the failure matrix in the terminal shows: the rows that need a look and a "
-        "summary (problems, the default), or every row (all; also with -v)",
+        "summary (problems, the default), or every row (all; also with -v) (ini: nucleo_matrix)",
     )
+    parser.addini("nucleo_matrix", "what the terminal's failure matrix shows: problems or all")
     group.addoption(
         "--nucleo-strict",
         action="store_true",
-        default=False,
-        help="fail the run when a tool leaked a foreign exception or produced an unclean text",
+        default=None,
+        help="fail the run when a tool leaked a foreign exception or produced an unclean text "
+        "(ini: nucleo_strict)",
     )
+    group.addoption(
+        "--no-nucleo-strict",
+        action="store_false",
+        dest="nucleo_strict",
+        default=None,
+        help="do not fail the run for those, whatever the ini file says",
+    )
+    parser.addini(
+        "nucleo_strict", "fail the run on a leaked exception or an unclean text", type="bool"
+    )
+    group.addoption(
+        "--nucleo-guard",
+        choices=GUARD_SCOPES,
+        default=None,
+        help="which tests the network guard refuses non-loopback addresses to: the tests that "
+        "use the plugin's fixtures or marker (plugin-tests, the default), every test (all), or "
+        "none (off) (ini: nucleo_guard)",
+    )
+    parser.addini("nucleo_guard", "the network guard's scope: plugin-tests, all or off")
+    group.addoption(
+        "--nucleo-allow-hosts",
+        metavar="HOSTS",
+        default=None,
+        help="comma-separated hosts guarded tests may still reach: names, name patterns "
+        "(*.internal), addresses or networks (10.0.0.0/8) (ini: nucleo_allow_hosts)",
+    )
+    parser.addini(
+        "nucleo_allow_hosts",
+        "hosts guarded tests may still reach (names, *.patterns, addresses, networks)",
+        type="linelist",
+    )
+
+
+def _setting(config: pytest.Config, name: str) -> Any:
+    """The plugin's setting ``name`` (``nucleo_strict``, ...): the command-line option when
+    given, else the ini key, else the default. A bad ini value is a usage error naming it."""
+    given = config.getoption(name, default=None)
+    if given is not None:
+        return _allow_hosts(given) if name == "nucleo_allow_hosts" else given
+    ini = config.getini(name)
+    if name == "nucleo_strict":
+        return bool(ini)
+    if name == "nucleo_allow_hosts":
+        return _allow_hosts(",".join(ini))
+    if name == "nucleo_report":
+        if not ini:
+            return None
+        base = config.inipath.parent if config.inipath else config.rootpath
+        return str(base / ini)
+    choices = {"nucleo_matrix": ("problems", "all"), "nucleo_guard": GUARD_SCOPES}[name]
+    if not ini:
+        return choices[0]
+    if ini not in choices:
+        raise pytest.UsageError(
+            f"the ini key {name} = {ini!r} is not one of {', '.join(choices)}: set one of them, "
+            f"or give --{name.replace('_', '-')}"
+        )
+    return ini
+
+
+def _allow_hosts(text: str) -> list[str]:
+    return [entry.strip() for entry in text.split(",") if entry.strip()]
 
 
 class _RunnerWatch(logging.Handler):
@@ -94,17 +175,24 @@ _running: list[_RunnerWatch] = []  # the watches of the sessions running a test,
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    for name in ("nucleo_guard", "nucleo_matrix"):  # a bad value fails the run at once
+        _setting(config, name)
     watch = config.stash[_watch] = _RunnerWatch(config)
-    config.stash[_guard] = _network.install()
+    try:
+        config.stash[_guard] = _network.install(allow_hosts=_setting(config, "nucleo_allow_hosts"))
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
     logging.getLogger("pytest_nucleo.runner").addHandler(watch)
     config.addinivalue_line(
         "markers",
         "nucleo(assert_all_called=True, base_url=None, expect_leaks=False, allow_network=False, "
-        "real_waits=False): configure the fake_upstream fixture (assert_all_called=False lets "
-        "routes go uncalled; base_url makes relative route URLs); expect_leaks=True: the test "
-        "makes a tool leak a foreign exception on purpose, so the report does not count it; "
-        "allow_network=True: the test may connect to non-loopback addresses; real_waits=True: "
-        "the system clock really sleeps in this test (waits are skipped by default).",
+        "allow_hosts=[], real_waits=False): configure the fake_upstream fixture "
+        "(assert_all_called=False lets routes go uncalled; base_url makes relative route URLs); "
+        "expect_leaks=True: the test makes a tool leak a foreign exception on purpose, so the "
+        "report does not count it; allow_network=True: the network guard lets the test reach "
+        "non-loopback addresses; allow_hosts=[...]: it may reach these hosts (names, "
+        "*.patterns, addresses, networks); real_waits=True: the system clock really sleeps in "
+        "this test (waits are skipped by default).",
     )
 
 
@@ -123,8 +211,50 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     options = item.stash[_options] = _marker_options(item)
     guard = item.config.stash.get(_guard, None)
     if guard is not None:
-        guard.begin(allow_network=options.get("allow_network", False))
+        _begin_guard(item, guard, options)
     _start_fresh_time(item)
+
+
+# A test that requests one of these, or carries the nucleo marker, uses the plugin.
+_PLUGIN_FIXTURES = frozenset({"fake_upstream", "llm_snapshot"})
+
+
+def _begin_guard(item: pytest.Item, guard: _network.Guard, options: dict[str, Any]) -> None:
+    """Guard the test, or not, as the scope says (see the docs' "The network guard"): with
+    ``plugin-tests``, a test that uses the plugin's fixtures or marker is guarded, and any
+    other test only while a fake upstream runs in it."""
+    scope = _setting(item.config, "nucleo_guard")
+    allowed = options.get("allow_network", False)
+    hosts = _marker_hosts(options.get("allow_hosts", ()))
+    if scope == "off":
+        guard.begin(allow_network=True)
+    elif scope == "all" or _uses_plugin(item):
+        guard.begin(allow_network=allowed, allow_hosts=hosts)
+    else:
+        guard.begin(allow_network=allowed, while_faking=True, allow_hosts=hosts)
+
+
+def _marker_hosts(hosts: object) -> list[str]:
+    where = "@pytest.mark.nucleo(allow_hosts=...)"
+    if isinstance(hosts, str) or not (
+        isinstance(hosts, list | tuple) and all(isinstance(h, str) for h in hosts)
+    ):
+        raise pytest.UsageError(
+            f"{where} takes a list of host names, patterns, addresses or networks, such as "
+            f"['db.internal.example', '10.0.0.0/8']; got {hosts!r}"
+        )
+    try:
+        _network.AllowList(hosts, where)
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
+    return list(hosts)
+
+
+def _uses_plugin(item: pytest.Item) -> bool:
+    names = getattr(item, "fixturenames", ())
+    return (
+        bool(_PLUGIN_FIXTURES.intersection(names)) or item.get_closest_marker("nucleo") is not None
+    )
 
 
 def _start_fresh_time(item: pytest.Item) -> None:
@@ -331,6 +461,7 @@ def pytest_testnodedown(node: Any, error: object) -> None:
     merge_worker(node.config, getattr(node, "workeroutput", {}))
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's junitxml writes its file
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from pytest_nucleo.testing import _report
 
@@ -339,23 +470,48 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         _report.ship_from_worker(config)
         return
     entries = _report.observations(config)
-    path = config.getoption("--nucleo-report")
+    path = _setting(config, "nucleo_report")
     if path:
         _report.write_reports(path, entries)
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_file and entries:
         with open(summary_file, "a", encoding="utf-8") as out:
             out.write(_report.markdown(_report.published(entries)))
+    problems = _strict_problems(config, entries)
+    if problems:
+        _tell_junitxml(config, problems)
     if (
         session.exitstatus == pytest.ExitCode.OK  # never hide an interruption or internal error
-        and _strict_problems(config, entries)
+        and problems
     ):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+_STRICT_NODEID = "pytest-nucleo::strict"
+"""The test case that stands for strict mode's problems in a ``--junitxml`` file."""
+
+
+def _tell_junitxml(config: pytest.Config, problems: list[str]) -> None:
+    """Add strict mode's problems to the ``--junitxml`` file as one failed test case, so that
+    a CI that reads the file sees the failure the exit code says (and not 0 failures)."""
+    # pytest's junitxml plugin is fed test reports; it has no public way in but its stash key.
+    from _pytest.junitxml import xml_key
+
+    xml = config.stash.get(xml_key, None)
+    if xml is None:
+        return
+    count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
+    text = "\n".join([f"--nucleo-strict failed the run ({count}):", *problems])
+    location = ("pytest-nucleo", None, "strict")
+    failed = pytest.TestReport(_STRICT_NODEID, location, {}, "failed", text, "call")
+    closed = pytest.TestReport(_STRICT_NODEID, location, {}, "passed", None, "teardown")
+    for report in (failed, closed):  # a test case is written once its teardown is reported
+        xml.pytest_runtest_logreport(report)
+
+
 def _strict_problems(config: pytest.Config, entries: list[dict[str, Any]]) -> list[str]:
     """What --nucleo-strict fails the run for; nothing without the option."""
-    if not config.getoption("--nucleo-strict"):
+    if not _setting(config, "nucleo_strict"):
         return []
     from pytest_nucleo.testing import _report
 
@@ -382,7 +538,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     write = terminalreporter.write_line
     terminalreporter.section("nucleo failure matrix")
-    everything = config.getoption("--nucleo-matrix") == "all" or config.get_verbosity() > 0
+    everything = _setting(config, "nucleo_matrix") == "all" or config.get_verbosity() > 0
     shown = entries if everything else _report.problem_rows(entries)
     width = _terminal_width(terminalreporter)
     for line in _report.terminal_lines(shown, width) if shown else ():
@@ -392,7 +548,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         text += " (every row: -v or --nucleo-matrix=all)"
     for line in _wrapped(text, width):
         write(line)
-    path = config.getoption("--nucleo-report")
+    path = _setting(config, "nucleo_report")
     if path:
         write(f"report written to {', '.join(str(p) for p in _report.report_paths(path))}")
     if problems:

@@ -41,7 +41,7 @@ class Geocode(nucleo.ServiceClient):
                 f"HTTP 200 with an error object at {response.url.path}",
                 llm_message=(
                     f"The external service {self.service_name} reported an error instead of "
-                    "results. Calling it again now is unlikely to help."
+                    "results. Use another way, or come back later."
                 ),
             )
         return None

@@ -119,7 +119,7 @@ def test_a_throttle_tells_the_model_how_long_to_wait(
 ) -> None:
     received = receive(tool, {"order_number": "429"})
     assert received.is_error
-    assert "wait 30 seconds" in received.text
+    assert "about 30 seconds" in received.text
     assert received.text.endswith("\n" + UNCORRECTABLE_HINT)
     assert received.text == llm_snapshot
 
@@ -295,12 +295,27 @@ def test_an_async_tool_has_no_sync_path() -> None:
         invoke_tool(aget_order, {"order_number": "42"})
 
 
-@pytest.mark.nucleo(expect_leaks=True)
-def test_a_tool_exception_raised_by_the_function_is_foreign_to_the_contract() -> None:
+def test_a_tool_exception_raised_by_the_function_reads_as_its_message() -> None:
+    # LangChain's own error for a message to the model: the model reads what LangChain would
+    # send with handle_tool_error=True, the message (secrets masked), and a hint line.
     @langchain_tool
     def legacy(order_number: str) -> str:
         """A tool written for LangChain's ToolException."""
-        raise ToolException(f"secret internals of {order_number}")
+        raise ToolException(f"order {order_number} is archived: ask for its invoice instead")
+
+    received = invoke_tool(legacy, {"order_number": "1"})
+    assert received.is_error
+    assert received.text == (
+        "order 1 is archived: ask for its invoice instead\n" + CORRECTABLE_HINT
+    )
+
+
+@pytest.mark.nucleo(expect_leaks=True)
+def test_a_tool_exception_without_a_message_is_foreign_to_the_contract() -> None:
+    @langchain_tool
+    def legacy(order_number: str) -> str:
+        """A tool written for LangChain's ToolException."""
+        raise ToolException()
 
     received = invoke_tool(legacy, {"order_number": "1"})
     assert received.is_error

@@ -134,7 +134,7 @@ def test_throttled_failure_tells_the_model_how_long_to_wait(
     received = call_mcp_tool(server, tool, {"order_number": "429"})
     assert received.is_error
     assert received.channel == "error result"
-    assert "wait 30 seconds" in received.text
+    assert "about 30 seconds" in received.text
     assert received.text.endswith("\n" + UNCORRECTABLE_HINT)
     assert received.text == llm_snapshot
 

@@ -131,7 +131,7 @@ def test_throttled_failure_says_how_long_to_wait(
     received = run_through_agents(order_tool, {"order_number": "00000429", "include_items": False})
     assert received.is_error
     assert received.channel == "function_call_output"
-    assert "wait 30 seconds" in received.text
+    assert "about 30 seconds" in received.text
     assert received.text.endswith("\n" + UNCORRECTABLE_HINT)
     assert received.text == llm_snapshot
 

@@ -137,7 +137,7 @@ def test_throttled_failure_says_how_long_to_wait(llm_snapshot: SnapshotAssertion
     received = call_through_agent(wrapped_get_order, {"order_number": "11111111"})
     assert received.channel == "failed"
     assert received.is_error
-    assert "wait 30 seconds" in received.text
+    assert "about 30 seconds" in received.text
     assert received.text.endswith(UNCORRECTABLE_HINT)
     assert received.text == llm_snapshot
 

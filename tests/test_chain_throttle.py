@@ -32,7 +32,9 @@ def test_service_call_keeps_a_throttle_without_a_wait() -> None:
     ):
         raise nucleo.UpstreamThrottleException("Shop API", "slow down")
     assert info.value.retry_after is None
-    assert "limiting our requests during order fetch" in info.value.explain_to_llm()
+    text = info.value.explain_to_llm()
+    assert text.startswith("During order fetch: The external service Shop API is throttling")
+    assert "No wait was given" in text
 
 
 def test_other_uncorrectable_failures_stay_plain_outages() -> None:

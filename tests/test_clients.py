@@ -131,10 +131,10 @@ def test_every_clients_transport_failure_is_an_external_failure_that_says_what_h
     text = exc.explain_to_llm()
     assert f"{what}." in text
     assert (MAYBE_SENT if maybe_sent else NOTHING_SENT) in text
-    # The host names the service: no other name is known from the exception alone; an
-    # exception that does not know the call falls back to the component.
-    expected = "orders" if (client, mode) in KNOWS_NO_CALL else "127.0.0.1"
-    assert exc.service_name == expected
+    # The host would name the service, but a loopback address names nothing the model can act
+    # on: the text names the component that made the call instead.
+    assert exc.service_name == "orders"
+    assert "127.0.0.1" not in text
     for shown in (text, str(exc), repr(exc)):
         assert "canary" not in shown
 
@@ -226,7 +226,7 @@ def test_a_status_error_raised_by_a_client_maps_by_its_response() -> None:
     for error in (plain.value, forked.value):
         exc = nucleo.unwrap(error)
         assert type(exc) is Http404Exception
-        assert exc.service == "127.0.0.1"
+        assert exc.service == "called by the tool"  # a loopback host names nothing
         assert exc.endpoint == "/orders/7"
         assert exc.response_body == "no order."
 

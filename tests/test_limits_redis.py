@@ -275,7 +275,7 @@ def test_fail_closed_refuses_while_redis_is_unreachable(
     assert result.exception.reason == "unreachable"
     assert nucleo.UpstreamFailure.from_exception(result.exception) is None  # not the shop's
     assert result.text == llm_snapshot
-    assert "not a failure of the service" in result.text
+    assert "the service it calls has not failed" in result.text
 
 
 def test_flushall_mid_run_rebuilds_a_closed_circuit_and_logs_it(
@@ -411,7 +411,7 @@ def test_the_adapters_wrapper_runs_a_shared_limiter_sync_and_async(
 
     assert asyncio.run(main()) == ("3", "refused")
     assert len(delivered) == 2
-    assert all("rate limiter 'orders'" in text for text in delivered)
+    assert all("more often than its rate limit allows" in text for text in delivered)
 
 
 # --- without redis-server ------------------------------------------------------------------------

@@ -12,7 +12,11 @@ from typing import Any
 
 import pytest
 
-from pytest_nucleo.testing import _network
+from pytest_nucleo.testing import _network, _refusal
+
+# The clients the fake answers, as the messages list them.
+_NAMES = _network._faked_clients()
+CLIENTS = ", ".join(_NAMES[:-1]) + " and " + _NAMES[-1]
 
 
 @pytest.fixture
@@ -27,7 +31,7 @@ def below_guard(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
         def call(*args: Any, **kwargs: Any) -> Any:
             address = args[1] if name in ("connect", "connect_ex") else args[0]
-            if name == "getaddrinfo":
+            if name.startswith(("getaddrinfo", "gethostbyname")):
                 host = address
             elif isinstance(address, tuple):
                 host = address[0]
@@ -40,7 +44,8 @@ def below_guard(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
         return call
 
-    for name in ("getaddrinfo", "create_connection", "connect", "connect_ex"):
+    # Not create_connection: it reaches the network only through getaddrinfo and connect.
+    for name in ("getaddrinfo", "gethostbyname", "gethostbyname_ex", "connect", "connect_ex"):
         monkeypatch.setitem(_network._originals, name, stand_in(name))
     return reached
 
@@ -91,26 +96,38 @@ def test_a_refused_connection_fails_the_test_even_when_the_tool_swallows_it(
             swallow(lambda: asyncio.run(main()))
         """
     )
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--nucleo-guard=all")
     result.assert_outcomes(failed=7)
-    result.stdout.fnmatch_lines(
-        [
-            "*pytest-nucleo blocked a network connection to api.upstream.example:443: tests do "
-            "not reach the network. Fake the upstream with the fake_upstream fixture, e.g. "
-            "fake_upstream.get('https://api.upstream.example/...').respond(200, json=...); or, "
-            "if the test really needs the network, mark it "
-            "@pytest.mark.nucleo(allow_network=True). See pytest-nucleo's docs, "
-            '"The network guard" (docs/how-to/fake-upstream.md#the-network-guard).',
-        ]
+    see = (
+        "or, if the test really needs the network, mark it "
+        "@pytest.mark.nucleo(allow_network=True) or allow the host with --nucleo-allow-hosts. "
+        'See pytest-nucleo\'s docs, "The network guard" '
+        "(docs/how-to/fake-upstream.md#the-network-guard)."
     )
-    for place in (
-        "api.upstream.example:8080",
-        "api.upstream.example:80",
-        "203.0.113.7:443",
-        "api.upstream.example:25",
-        "203.0.113.9:443",
-    ):
-        result.stdout.fnmatch_lines([f"*blocked a network connection to {place}:*"])
+    module = "test_a_refused_connection_fails_the_test_even_when_the_tool_swallows_it.py"
+    for what, by, route in (
+        ("a DNS lookup of api.upstream.example:443", "requests (through urllib3)",
+         "https://api.upstream.example/..."),
+        ("a DNS lookup of api.upstream.example:443", "httpx (through httpcore)",
+         "https://api.upstream.example/..."),
+        ("a DNS lookup of api.upstream.example:8080", "httpx2 (through httpcore2)",
+         "http://api.upstream.example:8080/..."),
+        ("a DNS lookup of api.upstream.example:80", "urllib.request (through http.client)",
+         "http://api.upstream.example/..."),
+        ("a connection to 203.0.113.7:443", f"the code under test ({module}:29, in <lambda>)",
+         "https://203.0.113.7/..."),
+        ("a DNS lookup of api.upstream.example:25", f"the code under test ({module}:34, in <lambda>)",
+         "http://api.upstream.example:25/..."),
+        ("a connection to 203.0.113.9:443", f"the code under test ({module}:38, in main)",
+         "https://203.0.113.9/..."),
+    ):  # fmt: skip
+        result.stdout.fnmatch_lines(
+            [
+                f"pytest-nucleo blocked {what} by {by}: tests do not reach the network. Fake the "
+                f"upstream with the fake_upstream fixture, e.g. fake_upstream.get('{route}')"
+                f".respond(200, json=...); {see}"
+            ]
+        )
     assert below_guard == []
 
 
@@ -122,8 +139,11 @@ def test_a_refused_lookup_does_not_read_like_a_dns_failure(below_guard: list[str
             socket.getaddrinfo("api.upstream.example", 443)
         assert isinstance(caught.value, ConnectionRefusedError)
         assert not isinstance(caught.value, socket.gaierror)
-        assert "blocked a network connection to api.upstream.example:443" in str(caught.value)
-        assert guard.take() == ["api.upstream.example:443"]
+        assert str(caught.value).startswith(
+            "pytest-nucleo blocked a DNS lookup of api.upstream.example:443 by the code under "
+            "test (test_network_guard.py:"
+        )
+        assert [blocked.place for blocked in guard.take()] == ["api.upstream.example:443"]
         assert guard.take() == []
     finally:
         guard.end()
@@ -178,7 +198,7 @@ def test_loopback_and_unix_sockets_stay_allowed(
                 socket.getaddrinfo(host, 80)
         """
     )
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--nucleo-guard=all")
     result.assert_outcomes(passed=3)
     assert below_guard == []
 
@@ -214,7 +234,7 @@ def test_the_opt_out_lets_a_test_through(pytester: pytest.Pytester, below_guard:
             lookup()
         """
     )
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--nucleo-guard=all")
     result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines(
         ["*FAILED*test_closest_wins*", "*FAILED*test_guarded_again_after*"], consecutive=False
@@ -232,7 +252,7 @@ def test_allow_network_takes_a_bool(pytester: pytest.Pytester) -> None:
             pass
         """
     )
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--nucleo-guard=all")
     result.stdout.fnmatch_lines(["*nucleo(allow_network=...) takes True or False, got 'yes'*"])
 
 
@@ -256,9 +276,14 @@ def test_a_connection_in_a_fixture_fails_that_phase(
             pass
         """
     )
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--nucleo-guard=all")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*blocked a network connection to cache.upstream.example:6379*"])
+    result.stdout.fnmatch_lines(
+        [
+            "pytest-nucleo blocked a DNS lookup of cache.upstream.example:6379 by the code under "
+            "test (test_a_connection_in_a_fixture_fails_that_phase.py:7, in warm_cache): *"
+        ]
+    )
     assert below_guard == []
 
 
@@ -277,7 +302,7 @@ def test_a_test_that_failed_anyway_keeps_its_own_message(
             assert 1 == 2, "the test's own failure"
         """
     )
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--nucleo-guard=all")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         ["*the test's own failure*", "*pytest-nucleo network guard*", "*api.upstream.example:443*"]
@@ -294,3 +319,254 @@ def test_the_socket_functions_are_restored_when_the_last_session_ends() -> None:
         socket.create_connection,
         vars(socket.socket).get("connect"),
     ) == before
+
+
+def test_a_routed_host_resolves_to_an_address_only_the_fake_answers(
+    pytester: pytest.Pytester, below_guard: list[str]
+) -> None:
+    pytester.makepyfile(
+        """
+        import ipaddress
+        import socket
+
+        import httpx
+        import pytest
+
+        FAKE_NETWORK = ipaddress.ip_network("100.64.0.0/10")
+
+        def fetch(url):
+            # As a fetch tool guarding against server-side request forgery does: resolve the
+            # host first, and refuse a private address.
+            host = httpx.URL(url).host
+            for *_, sockaddr in socket.getaddrinfo(host, 443, type=socket.SOCK_STREAM):
+                if ipaddress.ip_address(sockaddr[0]).is_private:
+                    raise ValueError(f"{host} resolves to a private address")
+            return httpx.get(url).text
+
+        def test_the_tool_meets_the_fake(fake_upstream):
+            fake_upstream.get("https://docs.example/page").respond(200, text="hello")
+            assert fetch("https://docs.example/page") == "hello"
+            address = socket.gethostbyname("docs.example")
+            assert ipaddress.ip_address(address) in FAKE_NETWORK
+            assert socket.gethostbyname_ex("DOCS.example.") == ("docs.example", [], [address])
+            [info] = socket.getaddrinfo("docs.example", "https", socket.AF_INET6)
+            assert info[4] == (f"::ffff:{address}", 443, 0, 0)
+
+        def test_a_client_the_fake_does_not_answer_is_refused_the_address(fake_upstream):
+            fake_upstream.get("https://docs.example/page").respond(200)
+            httpx.get("https://docs.example/page")
+            with pytest.raises(ConnectionRefusedError):
+                socket.create_connection(("docs.example", 443))
+
+        @pytest.mark.nucleo(allow_network=True)
+        def test_even_where_the_network_is_allowed(fake_upstream):
+            fake_upstream.get("https://docs.example/page").respond(200)
+            httpx.get("https://docs.example/page")
+            with socket.socket() as sock:
+                sock.connect_ex((socket.gethostbyname("docs.example"), 443))
+
+        def test_the_name_does_not_resolve_once_the_fake_stopped():
+            with pytest.raises(OSError, match="stand-in"):
+                socket.getaddrinfo("docs.example", 443)
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:randomly")
+    result.assert_outcomes(passed=2, failed=2)
+    for test in ("a_client_the_fake_does_not_answer", "even_where_the_network_is_allowed"):
+        result.stdout.fnmatch_lines([f"*FAILED*test_{test}*"])
+    module = "test_a_routed_host_resolves_to_an_address_only_the_fake_answers.py"
+    for line, function in (
+        (31, "test_a_client_the_fake_does_not_answer_is_refused_the_address"),
+        (38, "test_even_where_the_network_is_allowed"),
+    ):
+        result.stdout.fnmatch_lines(
+            [
+                "pytest-nucleo blocked a connection to 100.64.0.*:443 by the code under test "
+                f"({module}:{line}, in {function}): tests do not reach the network. The fake "
+                "upstream gave this address to docs.example, which its routes name (GET "
+                "https://docs.example/page -> respond 200), and only the fake answers it: the "
+                "code under test opened the connection itself, and the fake answers only "
+                f"requests sent with {CLIENTS}. See pytest-nucleo's docs, \"The network "
+                'guard" (docs/how-to/fake-upstream.md#the-network-guard).'
+            ]
+        )
+    # The last test's lookup went on to the (stand-in) resolver, the fake having stopped.
+    assert below_guard == ["getaddrinfo docs.example"]
+
+
+def test_an_unrouted_host_s_lookup_is_refused_naming_the_routes(
+    pytester: pytest.Pytester, below_guard: list[str]
+) -> None:
+    pytester.makepyfile(
+        """
+        import socket
+
+        import httpx
+
+        def test_it(fake_upstream):
+            fake_upstream.get("https://docs.example/page").respond(200)
+            httpx.get("https://docs.example/page")
+            try:
+                socket.getaddrinfo("cdn.example", 443)
+            except OSError:
+                pass
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "pytest-nucleo blocked a DNS lookup of cdn.example:443 by the code under test "
+            "(test_an_unrouted_host_s_lookup_is_refused_naming_the_routes.py:9, in test_it): "
+            "tests do not reach the network. The fake upstream has no route for cdn.example "
+            "(its routes: GET https://docs.example/page -> respond 200). Add one, e.g. "
+            "fake_upstream.get('https://cdn.example/...').respond(200, json=...); or, if the "
+            "test really needs the network, mark it @pytest.mark.nucleo(allow_network=True) or "
+            "allow the host with --nucleo-allow-hosts. See pytest-nucleo's docs, \"The network "
+            'guard" (docs/how-to/fake-upstream.md#the-network-guard).'
+        ]
+    )
+    assert below_guard == []
+
+
+def test_a_route_for_an_address_is_named_not_advised(
+    pytester: pytest.Pytester, below_guard: list[str]
+) -> None:
+    pytester.makepyfile(
+        """
+        import socket
+
+        import httpx
+
+        def test_it(fake_upstream):
+            fake_upstream.get("http://203.0.113.5:8080/status").respond(200)
+            httpx.get("http://203.0.113.5:8080/status")
+            with socket.socket() as sock:
+                sock.connect_ex(("203.0.113.5", 8080))
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "pytest-nucleo blocked a connection to 203.0.113.5:8080 by the code under test "
+            "(test_a_route_for_an_address_is_named_not_advised.py:9, in test_it): tests do not "
+            "reach the network. The fake upstream has a route for 203.0.113.5 (GET "
+            "http://203.0.113.5:8080/status -> respond 200), but the code under test opened the "
+            f"connection itself, and the fake answers only requests sent with {CLIENTS}. See *"
+        ]
+    )
+    assert "Add one" not in result.stdout.str()
+    assert below_guard == []
+
+
+def test_addresses_and_local_names_resolve_as_themselves_even_when_routed(
+    below_guard: list[str],
+) -> None:
+    from pytest_nucleo.testing import FakeUpstream
+
+    guard = _network.install()
+    try:
+        guard.begin(allow_network=False)
+        with FakeUpstream(assert_all_called=False) as upstream:
+            upstream.get("http://127.0.0.1:9/x").respond(200)
+            upstream.get("http://localhost:9/x").respond(200)
+            upstream.get("http://docs.example/x").respond(200)
+            assert socket.getaddrinfo("127.0.0.1", 9)[0][4][0] == "127.0.0.1"
+            assert socket.gethostbyname("localhost") in ("127.0.0.1", "::1")
+            assert socket.gethostbyname("docs.example").startswith("100.")
+        assert guard.take() == []
+    finally:
+        guard.end()
+        _network.uninstall(guard)
+    assert below_guard == []
+
+
+def test_a_client_the_fake_does_not_answer_is_named(
+    pytester: pytest.Pytester, below_guard: list[str]
+) -> None:
+    pytester.makepyfile(
+        """
+        import httpx
+        import urllib3
+
+        def test_it(fake_upstream):
+            fake_upstream.get("https://docs.example/page").respond(200)
+            httpx.get("https://docs.example/page")
+            try:
+                urllib3.PoolManager().request("GET", "https://docs.example/page", retries=False)
+            except urllib3.exceptions.HTTPError:
+                pass
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "pytest-nucleo blocked a connection to 100.64.0.*:443 by urllib3: tests do not "
+            "reach the network. The fake upstream gave this address to docs.example, which its "
+            "routes name (GET https://docs.example/page -> respond 200), and only the fake "
+            "answers it: urllib3 is not a client the fake answers "
+            f"({CLIENTS}): call the upstream with one of them. See *"
+        ]
+    )
+    assert below_guard == []
+
+
+def test_an_async_lookup_of_a_routed_host_resolves_too(
+    pytester: pytest.Pytester, below_guard: list[str]
+) -> None:
+    pytester.makepyfile(
+        """
+        import asyncio
+        import ipaddress
+
+        import aiohttp
+
+        async def fetch(url):
+            host = aiohttp.client.URL(url).host
+            loop = asyncio.get_running_loop()
+            for *_, sockaddr in await loop.getaddrinfo(host, 443):
+                if ipaddress.ip_address(sockaddr[0]).is_private:
+                    raise ValueError(f"{host} resolves to a private address")
+            async with aiohttp.ClientSession() as session, session.get(url) as response:
+                return await response.text()
+
+        def test_it(fake_upstream):
+            fake_upstream.get("https://docs.example/page").respond(200, text="hello")
+            assert asyncio.run(fetch("https://docs.example/page")) == "hello"
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert below_guard == []
+
+
+@pytest.mark.parametrize(
+    ("caller", "reason"),
+    [
+        (
+            _refusal.Caller("requests", "urllib3"),
+            "requests is a client the fake answers, yet this request went past the fake",
+        ),
+        (
+            _refusal.Caller("search_sdk", "requests"),
+            "search_sdk sends through requests, a client the fake answers, yet this request",
+        ),
+        (_refusal.Caller("urllib3"), "urllib3 is not a client the fake answers"),
+        (_refusal.Caller(), "the request did not go through a client the fake answers"),
+    ],
+)
+def test_why_a_routed_request_missed_the_fake(caller: Any, reason: str) -> None:
+    message = _refusal.refusal_message(
+        _refusal.Tried("connect", "docs.example", 443),
+        caller,
+        routes=["GET https://docs.example/page -> respond 200"],
+        fake_routes=["GET https://docs.example/page -> respond 200"],
+        faked_clients=["httpx", "requests"],
+    )
+    assert (
+        "The fake upstream has a route for docs.example (GET https://docs.example/page -> "
+        f"respond 200), but {reason}"
+    ) in message
+    assert "Add one" not in message

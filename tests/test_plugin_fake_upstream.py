@@ -359,9 +359,9 @@ def test_marker_misuse(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         [
             "*@pytest.mark.nucleo got unknown option(s) strict; it takes assert_all_called, "
-            "base_url, expect_leaks, allow_network, real_waits",
+            "base_url, expect_leaks, allow_network, allow_hosts, real_waits",
             "*@pytest.mark.nucleo got unknown option(s) expect_leak; it takes assert_all_called, "
-            "base_url, expect_leaks, allow_network, real_waits",
+            "base_url, expect_leaks, allow_network, allow_hosts, real_waits",
         ]
     )
 

@@ -66,3 +66,32 @@ def test_the_last_line_is_red_when_strict_fails(pytester: pytest.Pytester) -> No
     last = strict.outlines[-1]
     assert last.startswith("\x1b[31m=")  # the line is red, as pytest makes a failed run's
     assert "\x1b[31m\x1b[1mfailed by --nucleo-strict (1 problem)" in last
+
+
+def test_strict_problems_are_a_failed_test_case_of_the_junit_file(
+    pytester: pytest.Pytester,
+) -> None:
+    import xml.etree.ElementTree as ET
+
+    pytester.makepyfile(test_books=LEAK)
+    strict = pytester.runpytest("--nucleo-strict", "--junitxml=strict.xml")
+    assert strict.ret == 1
+    suite = ET.parse(pytester.path / "strict.xml").getroot().find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("2", "1", "0")
+    [case] = [c for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert (case.get("classname"), case.get("name")) == ("pytest-nucleo", "strict")
+    failure = case.find("failure")
+    assert failure is not None
+    lines = (failure.text or "").splitlines()
+    assert lines[0] == "--nucleo-strict failed the run (1 problem):"
+    assert lines[1].startswith(
+        "<lambda> [test_books.py::test_a_leak_the_test_does_not_see]: leaked KeyError"
+    ), lines[1]
+    assert failure.get("message", "").startswith("--nucleo-strict failed the run (1 problem):")
+
+    plain = pytester.runpytest("--junitxml=plain.xml")
+    assert plain.ret == 0
+    suite = ET.parse(pytester.path / "plain.xml").getroot().find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures")) == ("1", "0")

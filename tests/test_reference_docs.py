@@ -60,8 +60,10 @@ def _entries(site: Path) -> Counter[str]:
     return ids
 
 
-def _command_line_options() -> list[str]:
+def _command_line_options(*, ini: bool = False) -> list[str]:
+    """The plugin's command-line options, or (``ini=True``) its ini keys."""
     seen: list[str] = []
+    keys: list[str] = []
 
     class Group:
         def addoption(self, *names: str, **_: Any) -> None:
@@ -71,8 +73,11 @@ def _command_line_options() -> list[str]:
         def getgroup(self, *_: Any) -> Group:
             return Group()
 
+        def addini(self, name: str, *_: Any, **__: Any) -> None:
+            keys.append(name)
+
     plugin.pytest_addoption(Parser())  # type: ignore[arg-type]
-    return seen
+    return keys if ini else seen
 
 
 def _commands() -> list[str]:
@@ -94,6 +99,7 @@ def _expected_entries() -> list[str]:
     names += [f"fixture-{name}" for name in fixtures]
     names += [f"marker-{option}" for option in plugin.MARKER_OPTIONS]
     names += [f"option-{option.lstrip('-')}" for option in _command_line_options()]
+    names += [f"ini-{key}" for key in _command_line_options(ini=True)]
     names += [f"command-{command}" for command in _commands()]
     return names
 
@@ -105,6 +111,12 @@ def test_the_plugin_has_what_the_reference_page_lists() -> None:
         expected
     )
     assert {"option-nucleo-strict", "command-scenarios", "pytest_nucleo.run_tool"} <= set(expected)
+    assert {"ini-nucleo_strict", "ini-nucleo_allow_hosts"} <= set(expected)
+
+
+def test_every_option_of_the_plugin_is_also_an_ini_key() -> None:
+    options = {o.lstrip("-").removeprefix("no-") for o in _command_line_options()}
+    assert {key.replace("_", "-") for key in _command_line_options(ini=True)} == options
 
 
 def test_every_public_name_is_one_entry_of_the_reference(site: Path) -> None:

@@ -7,6 +7,9 @@ import json
 import pytest
 from test_contract import FETCH_SCENARIOS, TOOLS, contract
 
+import pytest_nucleo as nucleo
+from pytest_nucleo.testing import text_problems
+
 
 def _section(lines: list[str]) -> list[str]:
     start = next(n for n, line in enumerate(lines) if "nucleo failure matrix" in line)
@@ -161,3 +164,33 @@ def test_a_planted_secret_is_listed_once(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--snapshot-update")
     result.stdout.fnmatch_lines(["*it holds 1 planted secret(s) (test...)*"])
     assert "(test..., test...)" not in result.stdout.str()
+
+
+def test_a_row_whose_text_broke_a_style_rule_names_the_rule() -> None:
+    # The matrix says which rule a text broke, so a reviewer knows where to look.
+    from pytest_nucleo.testing._report import markdown, terminal_lines
+
+    text = (
+        "The external service Shop failed. Calling it again now is unlikely to help.\n"
+        + nucleo.UNCORRECTABLE_HINT
+    )
+    problems = text_problems(text)
+    entry = {
+        "tool": "get_order",
+        "scenario": "status-500",
+        "expected": "ExternalServiceException (uncorrectable)",
+        "failed": True,
+        "class": "ExternalServiceException",
+        "correctable": False,
+        "leaked": False,
+        "unclean": list(problems),
+        "rules": [p.rule for p in problems],
+        "violation": "the model text is not clean",
+        "snapshot": "matches",
+        "not_applicable": None,
+        "text": text,
+        "verdict": "broken",
+    }
+    assert [p.rule for p in problems] == ["says twice"]
+    assert "broken (says twice)" in "\n".join(terminal_lines([entry]))
+    assert "| broken (says twice) |" in markdown([entry])

@@ -9,3 +9,4 @@ from ._httpx_api import HttpxApi
 _API = HttpxApi(httpx, plain_httpx=True)
 transport_failure = _API.transport_failure
 read_response = _API.read_response
+hook_failures = _API.hook_failures

@@ -9,4 +9,5 @@ from ._httpx_api import HttpxApi
 _API = HttpxApi(httpx2, plain_httpx=False)
 transport_failure = _API.transport_failure
 read_response = _API.read_response
+hook_failures = _API.hook_failures
 known = _API.known

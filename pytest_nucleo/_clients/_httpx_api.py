@@ -9,6 +9,7 @@ from typing import Any
 from pytest_nucleo._chain import iter_chain
 
 from . import ResponseView, TransportSeen
+from ._hooks import FailureCheck
 from ._kinds import Transport
 
 
@@ -108,3 +109,32 @@ class HttpxApi:
         return values_sent(
             str(request.method), str(request.url), request.headers.multi_items(), content
         )
+
+    def hook_failures(self, client: object, check: FailureCheck, mark: str) -> bool:
+        """A response event hook on a ``Client`` or ``AsyncClient``: it runs before the body is
+        read, so a failing response's body is read first (for the message), and for every
+        response of a redirect chain, so only statuses of 400 or more are checked."""
+        if isinstance(client, self.lib.AsyncClient):
+
+            async def on_async_response(response: Any) -> None:
+                if response.status_code >= 400:
+                    await response.aread()
+                    check(response)
+
+            hook: Any = on_async_response
+        elif isinstance(client, self.lib.Client):
+
+            def on_response(response: Any) -> None:
+                if response.status_code >= 400:
+                    response.read()
+                    check(response)
+
+            hook = on_response
+        else:
+            return False
+        hook.nucleo_mark = mark
+        hooks = client.event_hooks
+        kept = [h for h in hooks.get("response", []) if getattr(h, "nucleo_mark", None) != mark]
+        # Assigned back: httpx's event_hooks setter copies the lists it is given.
+        client.event_hooks = {**hooks, "response": [*kept, hook]}
+        return True

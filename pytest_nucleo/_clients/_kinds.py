@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from pytest_nucleo._exceptions import ExternalServiceException
 from pytest_nucleo._excerpt import safe_endpoint
-from pytest_nucleo._text import VALUE_LIMIT, one_line
+from pytest_nucleo._text import VALUE_LIMIT, next_step, one_line
 
 logger = logging.getLogger("pytest_nucleo.http")
 
@@ -41,6 +41,18 @@ class Transport(enum.Enum):
     def __init__(self, what: str, sent: str) -> None:
         self.what = what
         self.sent = sent
+
+
+def service_host(host: str | None) -> str | None:
+    """``host`` as the name of a service, or None for a loopback address (``127.0.0.1``,
+    ``localhost``, ``::1``): a test server's address names nothing the model can act on, so
+    the text names the component that made the call instead."""
+    if not host:
+        return None
+    bare = host.strip("[]").lower()
+    if bare in ("localhost", "::1") or bare.endswith(".localhost") or bare.startswith("127."):
+        return None
+    return host
 
 
 def host_of(url: str | None) -> str | None:
@@ -82,8 +94,7 @@ def transport_exception(
         f"{kind.what}; {kind.sent}",
         llm_message=(
             f"The external service {name} gave no answer{' to ' + call if call else ''}: "
-            f"{kind.what}. {kind.sent[0].upper()}{kind.sent[1:]}. Calling it again now is "
-            "unlikely to help."
+            f"{kind.what}. {kind.sent[0].upper()}{kind.sent[1:]}. {next_step(None)}"
         ),
     )
     logger.debug("%s", failure)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pytest_nucleo._exceptions import LLMReadableCheckedException
 
 from . import ResponseView, transport_failure
-from ._kinds import host_of, transport_exception
+from ._kinds import host_of, service_host, transport_exception
 
 
 def client_failure(
@@ -14,8 +14,8 @@ def client_failure(
     """The failure a client's exception means, or None when no supported client raised it.
 
     ``service`` names the service when the caller knows it (``llm_errors(service=...)``,
-    ``wrap_with_context``); else the request's host does when the exception carries it, else
-    ``component``. The host alone never holds userinfo, port or query. The result's cause is
+    ``wrap_with_context``); else the request's host does when the exception carries it and it
+    is not a loopback address, else "called by ``component``". The host alone never holds userinfo, port or query. The result's cause is
     ``exc``.
     """
     seen = transport_failure(exc)
@@ -29,12 +29,16 @@ def client_failure(
 
         if 200 <= seen.status <= 299:
             return None
-        named = service or seen.host or host_of(seen.endpoint) or component
+        # With no name and no public host, the text names the caller, as for a transport
+        # failure: "The external service called by get_order ...".
+        named = (
+            service or service_host(seen.host or host_of(seen.endpoint)) or f"called by {component}"
+        )
         failure = http_exception(
             named, seen.endpoint, seen.status, seen.body, seen.headers, known=seen.known
         )
     else:
-        called = service or seen.host or host_of(seen.url)
+        called = service or service_host(seen.host or host_of(seen.url))
         failure = transport_exception(
             called or component, exc, seen.kind, seen.method, seen.url, service_known=bool(called)
         )

@@ -9,6 +9,7 @@ from requests import exceptions as r
 
 from . import ResponseView, TransportSeen
 from . import transport_failure as _any_client
+from ._hooks import FailureCheck
 from ._httpx_api import caused_by_tls
 from ._kinds import Transport, host_of
 
@@ -83,3 +84,21 @@ def read_response(obj: object) -> ResponseView | None:
         int(response.status_code), str(url), tuple(response.headers.items()),
         response.content or b"", known, host_of(str(url)),
     )  # fmt: skip
+
+
+def hook_failures(client: object, check: FailureCheck, mark: str) -> bool:
+    """A response hook on a ``requests.Session``: requests calls it with each response before
+    it follows a redirect or hands the response back, so only statuses of 400 or more are
+    checked (the body is read: ``.content`` loads a streamed one)."""
+    if not isinstance(client, requests.Session):
+        return False
+
+    def on_response(response: requests.Response, *args: Any, **kwargs: Any) -> None:
+        if response.status_code >= 400:
+            check(response)
+
+    on_response.nucleo_mark = mark  # type: ignore[attr-defined]
+    hooks = client.hooks.setdefault("response", [])
+    hooks[:] = [h for h in hooks if getattr(h, "nucleo_mark", None) != mark]
+    hooks.append(on_response)
+    return True

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TypeVar
 
 from pytest_nucleo._exceptions import LLMReadableCheckedException
 from pytest_nucleo._status import http_exception
 
 from . import ResponseView, clients, read_response
+from ._hooks import hook_failures
+
+C = TypeVar("C")
 
 
 def view_of(response: object, caller: str) -> ResponseView:
@@ -63,3 +67,33 @@ def raise_for_response(service: str, response: object, *, known: Iterable[str] =
     failure = _exception(service, response, "raise_for_response", known)
     if failure is not None:
         raise failure
+
+
+def harden_client(service: str, client: C, *, known: Iterable[str] = ()) -> C:
+    """Make every failing response ``client`` receives raise the mapped failure
+    (:func:`raise_for_response`'s: status, Retry-After, what the server said), before the code
+    that sent the request sees the response. Returns ``client``.
+
+    For a session or client an SDK builds and then turns failing responses into its own
+    exceptions, often losing the status, the wait and the server's words
+    (``sdk = SearchClient(key); harden_client("Search", sdk.session)``). ``client`` is a
+    ``requests.Session``, an ``httpx.Client``/``AsyncClient`` or an ``httpx2`` one. Statuses of
+    400 or more raise; redirects and successes go on as before. The SDK then never sees a
+    failing status, so its own retries or token refresh on one are skipped. Hooking twice for
+    one service replaces the first hook. For a response in hand, use
+    :func:`raise_for_response`; for a client of your own, :class:`ServiceClient`, which maps
+    its responses already; for the provider SDKs, :func:`from_provider_error`.
+    """
+    _check_service(service, "harden_client")
+    extra = tuple(known)
+
+    def check(response: object) -> None:
+        raise_for_response(service, response, known=extra)
+
+    if not hook_failures(client, check, mark=f"pytest_nucleo:{service}"):
+        raise TypeError(
+            "harden_client() takes a requests.Session, an httpx.Client or httpx.AsyncClient, or "
+            f"an httpx2 one; got a value of type {type(client).__name__}. For a response in "
+            "hand, call raise_for_response(service, response)"
+        )
+    return client

@@ -22,6 +22,7 @@ from pytest_nucleo._exceptions import (
     UnauthorizedException,
     UpstreamRetryException,
 )
+from pytest_nucleo._quote import without_instructions
 from pytest_nucleo._text import VALUE_LIMIT, one_line
 
 from . import ProviderAnswer, provider_answer
@@ -68,7 +69,9 @@ def from_provider_error(exc: BaseException) -> LLMReadableException | UpstreamRe
 
 
 def _said(answer: ProviderAnswer) -> str:
-    return one_line(answer.message, DETAIL_LIMIT, answer.known) if answer.message else ""
+    if not answer.message:
+        return ""
+    return without_instructions(one_line(answer.message, DETAIL_LIMIT, answer.known))
 
 
 def _sorted(a: ProviderAnswer) -> LLMReadableException | UpstreamRetryException:
@@ -111,7 +114,6 @@ def _sorted(a: ProviderAnswer) -> LLMReadableException | UpstreamRetryException:
         detail,
         llm_message=(
             f"The model provider {provider} rejected the call ({status})"
-            f"{': ' + said.rstrip('.') if said else ''}. Calling it again with the same input "
-            "will not help."
+            f"{': ' + said.rstrip('.') if said else ''}. Use another way, or tell the user."
         ),
     )

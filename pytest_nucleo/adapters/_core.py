@@ -7,6 +7,11 @@ SystemException text for anything outside the set) with the options the user gav
 (:class:`RunnerOptions`), hands a success to the adapter's ``on_success(result)`` and a failure
 to its ``on_failure(result)``, which raises or returns whatever the framework's error channel is.
 
+A framework's own error type, the one its tools raise to send the model a message (MCP's
+``ToolError``, LangChain's ``ToolException``, pydantic-ai's ``ModelRetry`` and ``ToolFailed``),
+is read as that message (:func:`reading_own_errors`): the model reads at least what the plain
+framework would send, never the SystemException text.
+
 What a success reads as is decided once, here (:func:`success_text_unless`): the runner's text
 (a string as it is, anything else as sorted-key JSON, bounded by ``text_limit``), so a value
 reaches the model in the same shape under every framework, unless the framework has a native
@@ -21,7 +26,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypedDict, TypeVar
 
 from pytest_nucleo._clock import Clock
-from pytest_nucleo._exceptions import InvalidInputException, check_seconds
+from pytest_nucleo._exceptions import (
+    CorrectableRuntimeLLMException,
+    InvalidInputException,
+    LLMReadableRuntimeException,
+    UncorrectableRuntimeLLMException,
+    check_seconds,
+)
 from pytest_nucleo._runner import (
     DEFAULT_BACKOFF,
     DEFAULT_MAX_BACKOFF,
@@ -50,6 +61,9 @@ _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_O
 
 OnFailure = Callable[[ToolResult], Any]
 OnSuccess = Callable[[ToolResult], Any]
+ReadOwnError = Callable[[BaseException], LLMReadableRuntimeException | None]
+"""The failure an exception of the framework's own type for a message to the model means
+(:func:`own_error_failure`), or None for any other exception."""
 
 
 class RunnerOptions(TypedDict, total=False):
@@ -143,6 +157,57 @@ def success_text(value: object, text_limit: int | None = None) -> str:
     return _bounded_success(text, DEFAULT_TEXT_LIMIT if text_limit is None else text_limit)
 
 
+def own_error_failure(
+    exc: BaseException, *, correctable: bool = True
+) -> LLMReadableRuntimeException | None:
+    """The failure of the set a framework's own error means: its message, word for word (cleaned
+    and masked like every text), or None for an empty message.
+
+    Correctable unless the framework's type says the failure is final (pydantic-ai's
+    ``ToolFailed``): such an error says only what went wrong, in the tool author's words, and
+    the plain framework sends just those; the model may act on them (other arguments, another
+    way), and "may be correctable" is the hint that claims the least. An empty message says
+    nothing; the runner then treats the error as any foreign one.
+    """
+    message = str(exc)
+    if not message.strip():
+        return None
+    kind = CorrectableRuntimeLLMException if correctable else UncorrectableRuntimeLLMException
+    return kind(message)
+
+
+def reading_own_errors(func: Callable[..., Any], read: ReadOwnError) -> Callable[..., Any]:
+    """``func`` (sync or async) with the framework's own error read as the failure ``read``
+    says (:func:`own_error_failure`) before the runner sees it, the error kept as the cause.
+    Other exceptions pass unchanged."""
+
+    if inspect.iscoroutinefunction(func):
+
+        @functools.wraps(func)
+        async def acall(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await func(*args, **kwargs)
+            except Exception as exc:
+                failure = read(exc)
+                if failure is None:
+                    raise
+                raise failure from exc
+
+        return acall
+
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except Exception as exc:
+            failure = read(exc)
+            if failure is None:
+                raise
+            raise failure from exc
+
+    return call
+
+
 def through_runner(
     func: Callable[..., Any],
     on_failure: OnFailure,
@@ -151,6 +216,7 @@ def through_runner(
     options: RunnerOptions | None = None,
     context: bool = False,
     called_name: Callable[[Callable[..., Any], dict[str, Any]], str | None] | None = None,
+    own_error: ReadOwnError | None = None,
 ) -> Callable[..., Any]:
     """A wrapper of ``func`` (sync or async, like ``func``) that runs it through the runner.
 
@@ -163,7 +229,8 @@ def through_runner(
     arguments only). ``called_name``, given the wrapper and the named arguments of a call (it may take out
     what the framework passed for it alone), returns the name the framework called the tool by
     when that can differ from the wrapper's own (a name given to the framework's decorator),
-    or None; the failure texts then use it."""
+    or None; the failure texts then use it. ``own_error`` reads the framework's own error type
+    (see :func:`reading_own_errors`)."""
     opts: dict[str, Any] = dict(options or {})
     name = opts.pop("name", None) or _name_of(func)
     timeout = opts.pop("timeout", None)
@@ -194,13 +261,15 @@ def through_runner(
             raise TypeError(f"{_name_of(func)}() got multiple values for {', '.join(twice)}")
         return {**named, **kwargs}
 
+    runnable = func if own_error is None else reading_own_errors(func, own_error)
+
     def target(args: tuple[Any, ...]) -> tuple[Callable[..., Any], tuple[Any, ...]]:
         if not context:
-            return func, args
+            return runnable, args
         if not args:
             raise TypeError(f"{name}() takes the framework's context as its first argument")
         # The runner reads the tool's name, options and signature through a partial.
-        return functools.partial(func, args[0]), args[1:]
+        return functools.partial(runnable, args[0]), args[1:]
 
     def outcome(result: ToolResult) -> Any:
         return on_failure(result) if result.is_error else on_success(result)

@@ -23,6 +23,11 @@ How LangChain carries an error (read in ``langchain_core/tools/base.py``, 1.8): 
 propagates out of ``invoke`` and stops the agent. The adapter therefore raises a private
 ``ToolException`` subclass carrying the runner's result and installs its own handler.
 
+A ``ToolException`` raised inside the function is LangChain's own error for a message to the
+model: the model reads that message word for word (what LangChain sends with
+``handle_tool_error=True``), as a correctable failure. One with an empty message says nothing
+and reads as the SystemException text, like any exception outside the set.
+
 Limitations of LangChain itself, pinned by ``tests/test_adapter_langchain.py``:
 
 - The error flag exists only on a ``ToolMessage``, which LangChain builds only when the tool is
@@ -30,8 +35,6 @@ Limitations of LangChain itself, pinned by ``tests/test_adapter_langchain.py``:
   tool returns the failure text as a plain string, indistinguishable from a successful result.
 - A tool from ``async def`` has only LangChain's async path (``ainvoke``); its sync ``invoke``
   raises ``NotImplementedError``, as for LangChain's own ``@tool``.
-- A ``ToolException`` raised inside the function is foreign to the contract like any other
-  exception: the model reads the SystemException text. Raise an exception of the set instead.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from pytest_nucleo.adapters._core import (
     RunnerOptions,
     check_runner_options,
     log_failure,
+    own_error_failure,
     schema_failure,
     success_text,
     success_text_unless,
@@ -161,6 +165,7 @@ def _build(
         _raise_failure,
         on_success=_on_success(response_format, _text_limit(func, options)),
         options=options,
+        own_error=lambda exc: own_error_failure(exc) if isinstance(exc, ToolException) else None,
     )
     is_async = inspect.iscoroutinefunction(wrapped)
     return StructuredTool.from_function(

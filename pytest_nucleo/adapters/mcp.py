@@ -15,7 +15,9 @@ imports ``mcp`` (``fastmcp`` is only touched when you pass one of its servers), 
 Every call runs through :func:`~pytest_nucleo.run_tool` / :func:`~pytest_nucleo.arun_tool`. A
 failure comes back as an MCP error result (``isError: true``) whose only content is the
 ``explain_to_llm()`` text; an exception outside the set comes back as the SystemException text,
-never its own message. The name, docstring and signature are kept, so the server builds the
+never its own message. The servers' own ``ToolError`` (mcp's or fastmcp's), which a tool
+raises to send the model a message, is read as that message: the model reads it word for word,
+as a correctable failure (see :func:`~pytest_nucleo.adapters._core.own_error_failure`). The name, docstring and signature are kept, so the server builds the
 same input schema as for the bare function.
 ``@mcp_tool(name="fetch_order", retries=5, timeout=10, limiters=[shop])`` takes the runner's
 options (:class:`~pytest_nucleo.adapters.RunnerOptions`); ``name`` also names the tool for the
@@ -55,6 +57,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, overload
 from mcp import Client
 from mcp.server import Server
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
 from mcp.server.mcpserver.utilities.types import Audio, Image
 from mcp_types import (
@@ -67,7 +70,12 @@ from mcp_types import (
 )
 
 from pytest_nucleo._runner import ToolResult, run_sync
-from pytest_nucleo.adapters._core import RunnerOptions, check_runner_options, through_runner
+from pytest_nucleo.adapters._core import (
+    RunnerOptions,
+    check_runner_options,
+    own_error_failure,
+    through_runner,
+)
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
@@ -162,6 +170,15 @@ def _success(func: Callable[..., Any]) -> Callable[[ToolResult], Any]:
     return deliver
 
 
+def _is_tool_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is the servers' error for a message to the model: mcp's ``ToolError``
+    or fastmcp's (looked up only once fastmcp was imported)."""
+    if isinstance(exc, ToolError):
+        return True
+    fastmcp_errors = sys.modules.get("fastmcp.exceptions")
+    return fastmcp_errors is not None and isinstance(exc, fastmcp_errors.ToolError)
+
+
 @overload
 def mcp_tool(func: F, /) -> F: ...
 @overload
@@ -188,6 +205,7 @@ def mcp_tool(func: F | None = None, /, **options: Unpack[RunnerOptions]) -> F | 
             on_success=_success(target),
             options=checked,
             called_name=_called_name,
+            own_error=lambda exc: own_error_failure(exc) if _is_tool_error(exc) else None,
         )
         own = getattr(target, "__annotations__", None)
         if isinstance(own, dict):  # a function; a partial or a callable object has no hints

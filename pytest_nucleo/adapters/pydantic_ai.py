@@ -25,6 +25,10 @@ read in its source and pinned by ``tests/test_adapter_pydantic_ai.py``):
 - anything outside the set (a ``KeyError``, a bug) becomes the SystemException text ("A system
   error occurred in <tool>. ...") on the ``ToolFailed`` channel instead of crashing the run, which
   is what pydantic-ai does with it unwrapped.
+- a ``ModelRetry`` or ``ToolFailed`` the tool raises itself is pydantic-ai's own way to tell
+  the model something: it reads as its message, word for word, a ``ModelRetry`` as a correctable
+  failure, a ``ToolFailed`` as a final one (an empty message reads as the SystemException
+  text).
 
 pydantic-ai 2.68 adds no prefix or suffix to either channel: the "Fix the errors and try again."
 line of the deprecated ``RetryPromptPart`` is not sent for a tool retry. What differs is the
@@ -67,12 +71,17 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.toolsets import AbstractToolset
 
-from pytest_nucleo._exceptions import CORRECTABLE_HINT, UNCORRECTABLE_HINT
+from pytest_nucleo._exceptions import (
+    CORRECTABLE_HINT,
+    UNCORRECTABLE_HINT,
+    LLMReadableRuntimeException,
+)
 from pytest_nucleo._runner import ToolResult, run_sync
 from pytest_nucleo.adapters._core import (
     RUNNER_OPTIONS,
     RunnerOptions,
     check_runner_options,
+    own_error_failure,
     success_text_unless,
     through_runner,
 )
@@ -207,9 +216,24 @@ def _wrap(func: Callable[..., Any], options: RunnerOptions) -> tuple[Callable[..
         raise TypeError(f"a pydantic-ai tool wraps a function; got a {type(func).__name__}")
     takes_ctx = _check_signature(func)
     wrapper = through_runner(
-        func, _deliver, on_success=_SUCCESS, options=options, context=takes_ctx
+        func,
+        _deliver,
+        on_success=_SUCCESS,
+        options=options,
+        context=takes_ctx,
+        own_error=_read_own_error,
     )
     return wrapper, takes_ctx
+
+
+def _read_own_error(exc: BaseException) -> LLMReadableRuntimeException | None:
+    """pydantic-ai's errors for a message to the model, raised by the tool itself: a
+    ``ModelRetry`` reads as its message, correctable; a ``ToolFailed`` as its message, final."""
+    if isinstance(exc, ModelRetry):
+        return own_error_failure(exc)
+    if isinstance(exc, ToolFailed):
+        return own_error_failure(exc, correctable=False)
+    return None
 
 
 @overload

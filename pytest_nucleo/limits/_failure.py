@@ -8,12 +8,13 @@ from typing import TypeGuard
 
 from pytest_nucleo._chain import iter_chain
 from pytest_nucleo._exceptions import ExternalServiceException, check_seconds
+from pytest_nucleo._quote import quote_of
 from pytest_nucleo._retry_after import RETRY_AFTER_CAP
-from pytest_nucleo._text import VALUE_LIMIT, one_line, render_value, seconds
+from pytest_nucleo._text import VALUE_LIMIT, one_line, render_value
 
 from ._refusal import LimiterRefusalException
 
-DETAIL_LIMIT = 300
+DETAIL_LIMIT = 120
 """Characters of a server's detail quoted in a refusal."""
 
 
@@ -78,10 +79,11 @@ class UpstreamFailure:
             text = f"HTTP {self.status} from {service}" if service else f"HTTP {self.status}"
         else:
             text = f"a failure of {service or 'the service'} with no HTTP status"
-        if self.detail.strip():
-            text += f", saying {render_value(self.detail, DETAIL_LIMIT)}"
-        if self.retry_after is not None:
-            text += f"; the server asked us to wait {seconds(self.retry_after)}"
+        # The words worth quoting only (no masked values, no brackets), and no wait: the
+        # refusal states the one wait the limiter enforces.
+        quote = quote_of(self.detail, len(self.detail), DETAIL_LIMIT)
+        if quote.words:
+            text += f", saying {render_value(quote.words, DETAIL_LIMIT)}"
         return text
 
 

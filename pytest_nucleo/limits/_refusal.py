@@ -7,7 +7,7 @@ import math
 from typing import TYPE_CHECKING, Literal
 
 from pytest_nucleo._exceptions import UncorrectableLLMException
-from pytest_nucleo._text import VALUE_LIMIT, clean_block, one_line, seconds
+from pytest_nucleo._text import VALUE_LIMIT, clean_block, next_step, one_line, seconds
 
 if TYPE_CHECKING:
     from ._failure import UpstreamFailure
@@ -29,8 +29,8 @@ class LimiterRefusalException(UncorrectableLLMException):
     unreachable and it is set to refuse meanwhile (``"unreachable"``).
 
     Raised by :meth:`RateLimiter.acquire`; the runner turns it into the tool's result. The model
-    reads the limiter's name, its nominal rate, how long the tool stays off and the last
-    response that switched it off. A refusal is never counted as an upstream failure. For a
+    reads why no call was made, how long the tool stays off (once) and the last response that
+    switched it off; the limiter's name and settings are only in the technical message. A refusal is never counted as an upstream failure. For a
     throttle answer from the service itself, see :class:`UpstreamThrottleException`.
     """
 
@@ -89,60 +89,55 @@ def _refusal_texts(
     units: int | None,
 ) -> tuple[str, str]:
     """The technical and the model message of a refusal, cleaned once per distinct refusal."""
+    # The model reads what happened and for how long the tool is off, stated once; the
+    # limiter's name, rate, patience and budget sizes are the tool's settings, which the model
+    # cannot change, so only the technical message names them.
     name = one_line(limiter_name, VALUE_LIMIT)
-    rate = _rate(max_requests, window_seconds)
     off = seconds(off_for)
-    quote_failure = True
+    last = f" (the last: {last_failure.describe()})" if last_failure is not None else ""
+    then = " " + next_step(off_for)
     if reason == "open":
         what = (
-            f"The rate limiter '{name}' of this tool (nominal rate: {rate}) has switched the "
-            f"tool off after repeated upstream failures. It stays off for the next {off}, "
-            "then lets a single trial call through."
+            "This tool's calls were stopped after repeated failures of the service it calls"
+            f"{last}.{then}"
         )
     elif reason == "probing":
         what = (
-            f"The rate limiter '{name}' of this tool (nominal rate: {rate}) has switched the "
-            "tool off after repeated upstream failures and is letting a single trial call "
-            f"through; other calls stay off until it completes, for up to the next {off}."
+            "This tool's calls were stopped after repeated failures of the service it calls"
+            f"{last}, and one trial call is under way.{then}"
         )
     elif reason == "too-large":
-        quote_failure = False  # the size of the call is the reason, not the service's state
+        what = (
+            "This call is larger than the tool's rate limit ever admits, so it was not made, "
+            "and it will not be made later either. Use another way to get this done."
+        )
+    elif reason == "unreachable":
+        what = (
+            "The tool cannot reach the store its rate limit shares with other workers, so it "
+            f"makes no calls meanwhile; the service it calls has not failed.{then}"
+        )
+    elif reason == "held":
+        what = (
+            f"The service asked the tool to pause its calls{last}, so this call was not made.{then}"
+        )
+    else:
+        what = (
+            "This tool is called more often than its rate limit allows, so this call was not "
+            f"made{last}.{then}"
+        )
+    technical = (
+        f"Limiter {name} ({_rate(max_requests, window_seconds)}) refused the call ({reason}); "
+        f"off for {off}"
+    )
+    if reason == "too-large":
         budget_name = one_line(budget.name if budget else "requests", VALUE_LIMIT)
         capacity = budget.max_units if budget else max_requests
         per = seconds(budget.window_seconds if budget else window_seconds)
-        what = (
-            f"The rate limiter '{name}' of this tool (nominal rate: {rate}) cannot admit this "
-            f"call: it would take {units} units of its budget '{budget_name}', which holds at "
-            f"most {capacity} units per {per}, so the call was not made and waiting will not "
-            "help. Make the call smaller (for example a shorter input) or split it."
-        )
-    elif reason == "unreachable":
-        quote_failure = False  # the store is unreachable, not the service: quote nothing of it
-        what = (
-            f"The rate limiter '{name}' of this tool (nominal rate: {rate}) shares its state "
-            "with other workers through a store it cannot reach right now, and is set to "
-            "refuse calls meanwhile, so the call was not made. This is not a failure of the "
-            f"service the tool calls. The tool stays off for the next {off}."
-        )
-    else:
-        limit = "" if max_wait_seconds is None else f" (at most {seconds(max_wait_seconds)})"
-        why = " The service asked us to pause its calls." if reason == "held" else ""
-        what = (
-            f"The rate limiter '{name}' of this tool (nominal rate: {rate}) would have to "
-            f"hold this call for {off}, longer than it may wait{limit}, so the call was not "
-            f"made.{why} The tool stays off for the next {off}."
-        )
-    if not quote_failure:
-        said = ""
-    elif last_failure is not None:
-        said = f" The last response that switched it off: {last_failure.describe()}."
-    elif reason == "held":
-        said = ""  # a retry signal asked for the pause: there was no failed response to quote
-    else:
-        said = (
-            " No upstream failure was recorded: the tool is called more often than its rate allows."
+        technical = (
+            f"Limiter {name} refused the call (too-large): it takes {units} units of its "
+            f"budget '{budget_name}', which holds at most {capacity} units per {per}"
         )
     return (
-        clean_block(f"Limiter {name} refused the call ({reason}); off for {off}"),
-        clean_block(what + said),
+        clean_block(technical),
+        clean_block(what),
     )

@@ -30,8 +30,10 @@ if TYPE_CHECKING:
     from ._hygiene import assert_clean_llm_text, text_problems
     from ._scenarios import ContractViolation, Expectation, Observation, Scenario, contract_matrix
     from ._snapshot import LLMTextSerializer, LLMTextSnapshotExtension
+    from ._wording import BODY_LENGTH_LIMIT, TextProblem
 
 _WHERE = {
+    "BODY_LENGTH_LIMIT": "_wording",
     "ContractViolation": "_scenarios",
     "Expectation": "_scenarios",
     "Failure": "_failure",
@@ -43,6 +45,7 @@ _WHERE = {
     "Observation": "_scenarios",
     "Outcome": "_fake",
     "Scenario": "_scenarios",
+    "TextProblem": "_wording",
     "ToolContract": "_contract",
     "UnexpectedCallError": "_fake",
     "UnmatchedRequestError": "_fake",
@@ -63,6 +66,7 @@ _WHERE = {
 }
 
 __all__ = [
+    "BODY_LENGTH_LIMIT",
     "ContractViolation",
     "Expectation",
     "Failure",
@@ -74,6 +78,7 @@ __all__ = [
     "Observation",
     "Outcome",
     "Scenario",
+    "TextProblem",
     "ToolContract",
     "UnexpectedCallError",
     "UnmatchedRequestError",

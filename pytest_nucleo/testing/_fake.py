@@ -29,6 +29,7 @@ from pytest_nucleo._secrets import redact
 
 from ._backends import Backend, backend_factories
 from ._docs import docs_ref
+from ._network import fake_started, fake_stopped
 from ._pages import Server, error_page
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
@@ -524,11 +525,13 @@ class FakeUpstream:
         except BaseException:
             self.stop()
             raise
+        fake_started(self)  # its routed hosts resolve, to an address only it answers
         return self
 
     def stop(self) -> None:
         while self._backends:
             self._backends.pop().stop()
+        fake_stopped(self)
 
     def __enter__(self) -> FakeUpstream:
         return self.start()

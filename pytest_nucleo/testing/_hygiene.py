@@ -8,7 +8,9 @@ from collections.abc import Iterable
 import pytest
 
 from pytest_nucleo._secrets import redact
-from pytest_nucleo._text import INVISIBLE
+from pytest_nucleo._text import BODY_LENGTH_LIMIT, INVISIBLE
+
+from ._wording import UNKNOWN_WAIT, TextProblem, wording_problems
 
 DEFAULT_MAX_LENGTH = 8000
 """A model text longer than this is treated as unbounded: no text of the set comes near it."""
@@ -32,46 +34,85 @@ _CONTROL = re.compile(rf"[\x00-\x09\x0b-\x1f\x7f\x85\u2028\u2029{INVISIBLE}]")
 
 
 def text_problems(
-    text: object, *, secrets: Iterable[str] = (), max_length: int = DEFAULT_MAX_LENGTH
-) -> list[str]:
-    """Every hygiene problem of ``text``, as sentences; empty when it is clean."""
+    text: object,
+    *,
+    secrets: Iterable[str] = (),
+    max_length: int = DEFAULT_MAX_LENGTH,
+    retry_after: object = UNKNOWN_WAIT,
+    body_limit: int = BODY_LENGTH_LIMIT,
+) -> list[TextProblem]:
+    """Every problem of ``text``, as sentences; empty when it is clean.
+
+    Each problem is a ``str`` with a ``rule`` attribute naming the rule it broke, which the
+    report's matrix shows. Hygiene: a stack trace, an object repr or address, markup, a control
+    character, no content, more than ``max_length`` characters, a planted ``secret`` or a
+    secret-looking token. Style (see "How the texts are written" in the docs): a text that
+    contradicts its hint line or restates it, says one thing twice, states a wait other than
+    ``retry_after`` (pass the seconds the failure is held for, or None for none; left out,
+    only a throttle without any wait is flagged), quotes a server with no words, names a
+    loopback address as the service, shows a rate limiter's settings, or has more than
+    ``body_limit`` characters before its hint line.
+    """
     if not isinstance(text, str):
-        return [f"a model text must be a str, got {type(text).__name__}"]
-    problems = []
+        return [TextProblem("not text", f"a model text must be a str, got {type(text).__name__}")]
+    problems: list[TextProblem] = []
+
+    def problem(rule: str, sentence: str) -> None:
+        problems.append(TextProblem(rule, sentence))
+
     if not text.strip():
-        problems.append("it is empty: the model learns nothing")
+        problem("empty", "it is empty: the model learns nothing")
     if match := _STACK_TRACE.search(text):
-        problems.append(f"it holds a stack trace ({match.group(0)!r})")
+        problem("stack trace", f"it holds a stack trace ({match.group(0)!r})")
     if match := _OBJECT_REPR.search(text):
-        problems.append(f"it holds an object repr or memory address ({match.group(0)!r})")
+        problem("object repr", f"it holds an object repr or memory address ({match.group(0)!r})")
     if match := _MARKUP.search(text):
-        problems.append(
+        problem(
+            "markup",
             f"it holds markup ({match.group(0)[:40]!r}): the model reads words, so say what the "
-            "page said instead of passing its HTML on"
+            "page said instead of passing its HTML on",
         )
     if match := _CONTROL.search(text):
-        problems.append(
-            f"it holds the control character U+{ord(match.group(0)):04X} at offset {match.start()}"
+        problem(
+            "control character",
+            f"it holds the control character U+{ord(match.group(0)):04X} at offset {match.start()}",
         )
     if len(text) > max_length:
-        problems.append(f"it is {len(text)} characters long, over the bound of {max_length}")
+        problem("unbounded", f"it is {len(text)} characters long, over the bound of {max_length}")
     leaked = [s for s in dict.fromkeys(secrets) if s and s in text]  # each secret once
     if leaked:
         shown = ", ".join(f"{s[:4]}..." for s in leaked)
-        problems.append(f"it holds {len(leaked)} planted secret(s) ({shown})")
+        problem("secret", f"it holds {len(leaked)} planted secret(s) ({shown})")
     elif redact(text) != text:
-        problems.append("it holds a secret-looking token or a URL with userinfo or a query string")
+        problem(
+            "secret", "it holds a secret-looking token or a URL with userinfo or a query string"
+        )
+    problems.extend(wording_problems(text, retry_after=retry_after, body_limit=body_limit))
     return problems
 
 
 def assert_clean_llm_text(
-    text: object, *, secrets: Iterable[str] = (), max_length: int = DEFAULT_MAX_LENGTH
+    text: object,
+    *,
+    secrets: Iterable[str] = (),
+    max_length: int = DEFAULT_MAX_LENGTH,
+    retry_after: object = UNKNOWN_WAIT,
+    body_limit: int = BODY_LENGTH_LIMIT,
 ) -> None:
-    """Fail when a model-facing text has a stack trace, an object repr or address, markup (a
-    doctype, a comment or an HTML tag), a control character (``\\r`` included), no content, more than ``max_length`` characters, one of the
-    planted ``secrets``, or any secret-looking token."""
+    """Fail when a model-facing text has any of the problems :func:`text_problems` finds:
+    hygiene (a stack trace, an object repr or address, markup, a control character, no
+    content, more than ``max_length`` characters, a planted ``secret`` or a secret-looking
+    token) or style (it contradicts or restates its hint line, says one thing twice, states a
+    wait other than ``retry_after``, quotes a server with no words, names a loopback address
+    as the service, shows a limiter's settings, or is over ``body_limit`` before its hint)."""
     __tracebackhide__ = True
-    problems = text_problems(text, secrets=secrets, max_length=max_length)
+    problems = text_problems(
+        text,
+        secrets=secrets,
+        max_length=max_length,
+        retry_after=retry_after,
+        body_limit=body_limit,
+    )
     if problems:
         listed = "\n".join(f"- {p}" for p in problems)
         pytest.fail(f"The model text is not clean:\n{listed}\nThe text:\n{text}", pytrace=False)

@@ -53,6 +53,7 @@ def record_runner_failure(
     from ._failure import fake_problem
     from ._hygiene import text_problems
     from ._scenarios import quote_read
+    from ._wording import enforced_wait
 
     # A failure from the fake upstream's own problem is the test's, not a leak of the tool:
     # the plugin fails the test with it.
@@ -65,7 +66,7 @@ def record_runner_failure(
         and not (cause is None or isinstance(cause, LLMReadableException))
     )
     text = failure.explain_to_llm()
-    unclean = text_problems(text)
+    unclean = text_problems(text, retry_after=enforced_wait(failure))
     if not (leaked or unclean):
         return
     entry = {
@@ -76,7 +77,8 @@ def record_runner_failure(
         "class": type(cause).__name__ if leaked else type(failure).__name__,
         "correctable": failure.is_correctable,
         "leaked": leaked,
-        "unclean": unclean,
+        "unclean": list[str](unclean),
+        "rules": list(dict.fromkeys(p.rule for p in unclean)),
         "violation": None,
         "snapshot": "none",
         "not_applicable": None,
@@ -161,8 +163,16 @@ def _cells(entry: dict[str, Any]) -> tuple[str, ...]:
         entry["expected"],
         _got(entry),
         entry["snapshot"],
-        _verdict(entry),
+        _verdict_cell(entry),
     )
+
+
+def _verdict_cell(entry: dict[str, Any]) -> str:
+    """The verdict, with the rules of the text style the row's text broke: "broken (says
+    twice)" tells a reviewer where to look before reading the text."""
+    shown = _verdict(entry)
+    rules = entry.get("rules") or []  # rows shipped by a worker of an older run lack it
+    return f"{shown} ({', '.join(rules)})" if rules else shown
 
 
 def problem_rows(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:

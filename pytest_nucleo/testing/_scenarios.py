@@ -44,6 +44,7 @@ from ._fake import (
     timeout,
 )
 from ._hygiene import text_problems
+from ._wording import enforced_wait
 
 Kind = Literal["search", "fetch"]
 KINDS: tuple[Kind, ...] = ("search", "fetch")
@@ -98,6 +99,8 @@ class Observation:
     text: str | None = None
     leaked: bool = False
     unclean: list[str] = field(default_factory=list)
+    rules: list[str] = field(default_factory=list)
+    """The rule each problem in ``unclean`` broke, as the matrix names it."""
     violation: str | None = None
     snapshot: str = "none"
     not_applicable: str | None = None
@@ -114,6 +117,7 @@ class Observation:
             "correctable": self.correctable,
             "leaked": self.leaked,
             "unclean": self.unclean,
+            "rules": self.rules,
             "violation": self.violation,
             "snapshot": self.snapshot,
             "not_applicable": self.not_applicable,
@@ -290,7 +294,11 @@ class Scenario:
         seen.cls = type(error).__name__
         seen.correctable = error.is_correctable
         seen.text = error.explain_to_llm()
-        seen.unclean = text_problems(seen.text, secrets=(*secrets, *self.planted))
+        problems = text_problems(
+            seen.text, secrets=(*secrets, *self.planted), retry_after=enforced_wait(error)
+        )
+        seen.unclean = list[str](problems)
+        seen.rules = list(dict.fromkeys(p.rule for p in problems))
         accepted = next((cls for cls in expect.also if isinstance(error, cls)), None)
         if accepted is not None:
             seen.expected = Expectation(accepted, expect.correctable, expect.rule).describe()
@@ -444,7 +452,9 @@ RETRY_SIGNALS = (
 )
 CLEAN = (
     "a model text holds no stack trace, object repr, markup, control character or secret, and "
-    "is bounded"
+    "is bounded; it agrees with its hint line, says each thing once, states the wait the "
+    "failure keeps, quotes only words and names no loopback address as the service (see "
+    '"How the texts are written")'
 )
 NAMES_SERVICE = "the text of every upstream failure names the service, so the model knows which one"
 

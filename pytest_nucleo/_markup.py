@@ -1,0 +1,225 @@
+"""The words of an HTML or XML error body, read with a real parser.
+
+A server's error page is mostly markup and boilerplate: attributes, scripts, styles,
+navigation, Cloudflare's status boxes and footer, nginx's signature. :func:`page_text` keeps
+what a reader of the page is told (the title, the headings, the message) and leaves the rest
+out; :func:`xml_text` keeps the code and message of an XML error (AWS's ``<Error>``) without its
+request ids and signing details.
+
+Both use the standard library's parsers rather than regexes: a regex over markup lets
+attribute fragments through (``Error b">Service down``) and cannot tell a comment, a CDATA
+section or a script from text. They only ever see the bounded windows of a body that
+``body_excerpt`` decodes, so their cost does not grow with the body. The XML parser refuses
+every entity declaration, so an entity bomb stops at its first line instead of expanding.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from html.parser import HTMLParser
+from xml.parsers import expat
+
+# Elements whose content a reader is not told: code, styling, metadata, navigation, controls.
+# A form is read: a sign-in page puts its message inside one.
+_HIDDEN = frozenset(
+    {"script", "style", "template", "noscript", "svg", "head", "nav", "footer", "aside",
+     "button", "select", "iframe", "object", "canvas", "math"}
+)  # fmt: skip
+_VOID = frozenset(
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+     "track", "wbr"}
+)  # fmt: skip
+# Elements that end a line of text: what they hold is read as its own statement.
+_BLOCKS = frozenset(
+    {"p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "li", "tr", "td", "th", "br", "hr",
+     "center", "section", "header", "main", "article", "table", "pre", "blockquote", "dd",
+     "dt", "title", "body"}
+)  # fmt: skip
+# A class or id naming page furniture: navigation, footers, cookie banners, and Cloudflare's
+# browser / Cloudflare / host status boxes.
+_FURNITURE = re.compile(
+    r"(?:^|[\s_-])(?:nav|navbar|menu|footer|breadcrumbs?|cookies?|banner|sidebar|skip)"
+    r"(?:$|[\s_-])|\bcf-[a-z]+-status\b|\bcf-footer|\bcode-label\b",
+    re.I,
+)
+# Lines that are a server's signature or instructions meant for a person visiting the page.
+_BOILERPLATE = re.compile(
+    r"^(?:nginx|apache|openresty|cloudflare|microsoft-iis|envoy|caddy)(?:/[\w.]+)?(?: \(\w+\))?$"
+    r"|^error code \d+$|^visit \S+ for more information\.?$|\bray id\b"
+    r"|^performance (?:&|and) security by\b|^what happened\??$"
+    r"|\b(?:owner|visitor) of this website\b|\bapplication owner\b",
+    re.I,
+)
+# A heading after which a page only tells a person what to do.
+_STOP = re.compile(r"^what can i do\??$", re.I)
+
+
+class _PageReader(HTMLParser):
+    """Collects the title and the lines of visible text, outside hidden elements."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.title: list[str] = []
+        self.lines: list[str] = [""]
+        self._open: list[tuple[str, bool]] = []  # (tag, hides its content)
+        self._hidden = 0
+        self._in_title = False
+        self.tags = 0
+        """Tags read so far."""
+        self.seen = 0
+        """Characters of visible text read so far (before duplicates are dropped)."""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags += 1
+        if tag == "title":
+            self._in_title = True
+        if tag in _BLOCKS:
+            self.lines.append("")
+        if tag in _VOID:
+            return
+        hides = tag in _HIDDEN or any(
+            name in ("class", "id") and value and _FURNITURE.search(value) for name, value in attrs
+        )
+        self._open.append((tag, hides))
+        self._hidden += hides
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _BLOCKS:
+            self.lines.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self._in_title = False
+        if tag in _BLOCKS:
+            self.lines.append("")
+        # Close back to the matching tag, as a browser does with unclosed ones; a stray
+        # closing tag closes nothing.
+        for index in range(len(self._open) - 1, -1, -1):
+            if self._open[index][0] == tag:
+                for _, hides in self._open[index:]:
+                    self._hidden -= hides
+                del self._open[index:]
+                return
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.title.append(data)
+        elif not self._hidden:
+            self.lines[-1] += data
+            self.seen += len(data)
+
+
+FEED = 128
+"""Characters of markup handed to the parser at a time; reading stops between two pieces."""
+
+TAG_BUDGET = 40
+"""Tags read at most: html.parser costs microseconds a tag, and an error page says what it
+has to say in its first tags (a Cloudflare page, among the longest, in its first 32)."""
+
+
+def page_text(markup: str, need: int = 0) -> str:
+    """The text an HTML page tells its reader: the title first, then each heading and
+    paragraph once, without boilerplate. Reading stops once ``need`` characters of text were
+    seen (0: read it all) or :data:`TAG_BUDGET` tags were. Never raises; a page cut mid-tag
+    reads up to the cut."""
+    reader = _PageReader()
+    # html.parser raises on nothing in practice, but an excerpt never fails.
+    with contextlib.suppress(Exception):
+        for start in range(0, len(markup), FEED):
+            reader.feed(markup[start : start + FEED])
+            if reader.tags >= TAG_BUDGET or (need and reader.seen >= need + need // 2):
+                break
+    kept: list[str] = []
+    seen = ""
+    for line in [" ".join("".join(reader.title).split()), *reader.lines]:
+        line = " ".join(line.split())
+        if not line or _BOILERPLATE.search(line):
+            continue
+        if _STOP.match(line):
+            break
+        folded = line.casefold().rstrip(".!?:; ")
+        if folded in seen:  # nginx's and Django's pages repeat the title as their heading
+            continue
+        kept.append(line)
+        seen += " " + folded
+    title = " ".join("".join(reader.title).split()).casefold()
+    if (
+        len(kept) > 1
+        and title
+        and kept[0].casefold() == title
+        and kept[1].casefold().startswith(title.rstrip(".!?:; "))
+    ):
+        del kept[0]  # the page's text starts with its title: read it once
+    return _sentences(kept)
+
+
+def _sentences(lines: list[str]) -> str:
+    """Lines joined as statements: a line that does not end a sentence gets a period."""
+    return " ".join(
+        line if line[-1] in ".!?:;" or line is lines[-1] else f"{line}." for line in lines
+    )
+
+
+# XML elements whose text says what failed, by local name, lower case.
+_XML_MESSAGE = frozenset(
+    {"code", "message", "reason", "title", "description", "detail", "details", "summary",
+     "errormessage", "errorcode", "faultstring", "text"}
+)  # fmt: skip
+# XML elements that only identify or sign the request: nothing a model can use.
+_XML_NOISE = re.compile(
+    r"request-?id|host-?id|canonical|stringtosign|signature|accesskey|token|bytes|trace",
+    re.I,
+)
+
+
+class _EntityRefused(Exception):
+    """An XML body declared an entity: it is read up to there and no further."""
+
+
+def _refuse_entity(*_: object) -> int:
+    raise _EntityRefused
+
+
+def xml_text(markup: str) -> str:
+    """The words of an XML error body: the text of its code and message elements when it has
+    any, else all its text; never request ids or signing details. Entity declarations are
+    refused (the text read before one is kept), so no entity is ever expanded."""
+    parser = expat.ParserCreate()
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    parser.EntityDeclHandler = _refuse_entity
+    parser.UnparsedEntityDeclHandler = _refuse_entity
+    parser.ExternalEntityRefHandler = _refuse_entity
+    path: list[str] = []
+    found: list[tuple[str, str]] = []  # (local name, text)
+
+    def start(name: str, attrs: dict[str, str]) -> None:
+        path.append(name.rsplit(":", 1)[-1].rsplit("}", 1)[-1].lower())
+        found.append((path[-1], ""))
+
+    def end(name: str) -> None:
+        if path:
+            path.pop()
+
+    def data(text: str) -> None:
+        if path and found:
+            name, held = found[-1]
+            if name == path[-1]:
+                found[-1] = (name, held + text)
+            else:
+                found.append((path[-1], text))
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = data
+    # A window cut mid-element, an undefined entity, a refused declaration: keep what came
+    # before it.
+    with contextlib.suppress(expat.ExpatError, _EntityRefused, ValueError):
+        parser.Parse(markup, False)
+    texts = [
+        (name, " ".join(text.split()))
+        for name, text in found
+        if text.strip() and not _XML_NOISE.search(name)
+    ]
+    telling = [text for name, text in texts if name in _XML_MESSAGE]
+    return _sentences(list(dict.fromkeys(telling or [text for _, text in texts])))

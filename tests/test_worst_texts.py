@@ -1,0 +1,157 @@
+"""The worst texts the package used to send, pinned in their new wording.
+
+Each was found in the committed snapshots when they were read as a model reads them; the
+style they broke is "How the texts are written" in docs/explanation/failure-contract.md.
+"""
+
+from __future__ import annotations
+
+import httpx
+
+import pytest_nucleo as nucleo
+from pytest_nucleo import LimiterRefusalException, UpstreamFailure
+from pytest_nucleo.testing import text_problems
+
+NOT_CORRECTABLE = nucleo.UNCORRECTABLE_HINT
+CORRECTABLE = nucleo.CORRECTABLE_HINT
+
+
+def test_a_throttle_under_the_not_correctable_line_no_longer_asks_to_call_again() -> None:
+    # Was: "... It asked us to wait 30 seconds before calling again." above "not correctable",
+    # the text all four adapters delivered for a 429.
+    text = nucleo.UpstreamThrottleException(
+        "orders-api", "429 Too Many Requests", retry_after=30
+    ).explain_to_llm()
+    assert text == (
+        "The external service orders-api is throttling our requests (too many requests): 429 "
+        "Too Many Requests. This tool will not work for about 30 seconds; use another way or "
+        f"come back later.\n{NOT_CORRECTABLE}"
+    )
+    no_wait = nucleo.UpstreamThrottleException("orders-api", "429").explain_to_llm()
+    assert "No wait was given; use another way or come back later." in no_wait
+    assert text_problems(text) == text_problems(no_wait) == []
+
+
+def test_an_outage_does_not_repeat_its_hint_line() -> None:
+    # Was: "... Calling it again now is unlikely to help." right above the line saying so.
+    text = nucleo.http_exception(
+        "Shop API", "/v1/orders/00000099", 500, "Internal Server Error"
+    ).explain_to_llm()
+    assert text == (
+        "The external service Shop API failed with an internal error on /v1/orders/00000099 "
+        '(HTTP 500 Internal Server Error). It said: "Internal Server Error". Use another way, '
+        f"or come back later.\n{NOT_CORRECTABLE}"
+    )
+
+
+def _wrapped(status: int, body: bytes) -> nucleo.LLMReadableException:
+    try:
+        with nucleo.service_call("PubChem", "cid", 2244, "compound fetch"):
+            raise nucleo.http_exception(
+                "PubChem",
+                "https://pubchem.example/rest/pug/compound/cid/2244/JSON",
+                status,
+                body,
+            )
+    except nucleo.LLMReadableException as failure:
+        return failure
+    raise AssertionError("service_call let the failure through")
+
+
+def test_a_service_call_names_the_service_once_and_does_not_call_a_413_the_values_fault() -> None:
+    # Was: "The parameter 'cid' got 2244, which is not valid: compound fetch: The service
+    # PubChem rejected the request ... as too large ... Send less", and "The external service
+    # PubChem failed during compound fetch: The external service PubChem ...".
+    too_large = _wrapped(413, b'{"error": "request too large"}').explain_to_llm()
+    assert too_large == (
+        "During compound fetch, with the parameter 'cid' = 2244: The service PubChem rejected "
+        "the request to /rest/pug/compound/cid/2244/JSON as too large (HTTP 413 Content Too "
+        'Large). It said: "{"error": "request too large"}". Ask for less: a smaller input, '
+        f"fewer items or a narrower range.\n{CORRECTABLE}"
+    )
+    outage = _wrapped(500, b"backend down").explain_to_llm()
+    assert outage == (
+        "During compound fetch: The external service PubChem failed with an internal error on "
+        '/rest/pug/compound/cid/2244/JSON (HTTP 500 Internal Server Error). It said: "backend '
+        f'down". Use another way, or come back later.\n{NOT_CORRECTABLE}'
+    )
+    assert text_problems(too_large) == text_problems(outage) == []
+
+
+S3_SIGNATURE = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SignatureDoesNotMatch</Code>'
+    b"<Message>The request signature we calculated does not match the signature you provided. "
+    b"Check your key and signing method.</Message><AWSAccessKeyId>AKIAIOSFODNN7EXAMPLE"
+    b"</AWSAccessKeyId><StringToSign>AWS4-HMAC-SHA256\n20261201T201409Z\n"
+    b"20261201/us-east-1/s3/aws4_request</StringToSign><SignatureProvided>9f86d081"
+    b"</SignatureProvided><CanonicalRequest>GET\n/reports/2026-12.json</CanonicalRequest>"
+    b"<RequestId>4442587FB7D0A2FA</RequestId><HostId>9Gjjt1m+cjU4OPvX9O9</HostId></Error>"
+)
+
+
+def test_quotes_carry_words_never_masks_brackets_or_signing_details() -> None:
+    # Was: quotes of bodies made of [REDACTED], of S3's canonical request and key scope, and
+    # about 1,100 brackets of a deep JSON body.
+    s3 = nucleo.http_exception(
+        "Reports bucket", "/reports/2026-12.json", 403, S3_SIGNATURE,
+        {"Content-Type": "application/xml"},
+    ).llm_message  # fmt: skip
+    assert s3 == (
+        "The service Reports bucket refused the tool access to /reports/2026-12.json with its "
+        'credentials (HTTP 403 Forbidden). It said: "SignatureDoesNotMatch. The request '
+        "signature we calculated does not match the signature you provided. Check your key and "
+        "signing method.\". The tool's credentials or permissions need fixing, not the call; "
+        "tell the user."
+    )
+    deep = nucleo.http_exception(
+        "Shop API", "/api/orders", 500, b"[" * 100_000 + b"]" * 100_000,
+        {"Content-Type": "application/json"},
+    ).llm_message  # fmt: skip
+    assert "Its answer was a JSON body of 195 kB with no message field." in deep
+    assert "[[" not in deep
+    echo = nucleo.http_exception(
+        "Shop", "/orders/7", 500,
+        b'{"error": "upstream failure", "echo": {"api_key": "[REDACTED]", "aws": "[REDACTED]"},'
+        b' "authorization": "[REDACTED]", "received": ["[REDACTED]"]}',
+    ).llm_message  # fmt: skip
+    assert 'It said: "upstream failure".' in echo
+    assert "REDACTED" not in echo
+
+
+def test_no_loopback_address_and_no_limiter_settings_reach_the_model() -> None:
+    # Was: "The external service 127.0.0.1 gave no answer ..." and "The rate limiter
+    # 'github-search' of this tool (nominal rate: 30 requests per 60 seconds) ... It stays off
+    # for the next 45 seconds ... the server asked us to wait 60 seconds" (two waits).
+    refused = httpx.ConnectError(
+        "refused", request=httpx.Request("GET", "http://127.0.0.1:8080/orders/7")
+    )
+    local = nucleo.unwrap(refused, component="get_order").llm_message
+    assert local.startswith("The external service called by get_order gave no answer")
+    assert "127.0.0.1" not in local
+    refusal = LimiterRefusalException(
+        "github-search", 30, 60, 45, "open",
+        UpstreamFailure("GitHub", "API rate limit exceeded", 429, 60),
+    )  # fmt: skip
+    assert refusal.explain_to_llm() == (
+        "This tool's calls were stopped after repeated failures of the service it calls (the "
+        'last: HTTP 429 from GitHub, saying "API rate limit exceeded"). This tool will not work '
+        f"for about 45 seconds; use another way or come back later.\n{NOT_CORRECTABLE}"
+    )
+    assert text_problems(refusal.explain_to_llm(), retry_after=45) == []
+    assert [p.rule for p in text_problems(refusal.explain_to_llm(), retry_after=60)] == ["wait"]
+
+
+def test_instructions_meant_for_a_person_are_not_quoted() -> None:
+    # Was: "... Incorrect API key provided: [REDACTED]. You can find your API key at
+    # https://platform.openai.com/account/api-keys." in a provider's credentials text.
+    from pytest_nucleo._quote import without_instructions
+
+    said = (
+        "Incorrect API key provided: [REDACTED]. You can find your API key at "
+        "https://platform.openai.com/account/api-keys."
+    )
+    assert without_instructions(said) == "Incorrect API key provided: [REDACTED]."
+    billing = "Your credit balance is too low. Please go to Plans & Billing to upgrade."
+    assert without_instructions(billing) == "Your credit balance is too low."
+    only_a_link = "See https://status.example for details."
+    assert without_instructions(only_a_link) == only_a_link  # nothing else to say: kept
