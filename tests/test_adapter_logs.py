@@ -117,8 +117,13 @@ def test_no_secret_reaches_stderr_through_the_framework_s_logging(framework: str
         capture_output=True,
         text=True,
         cwd=TESTS,
-        # Offline: the Agents SDK would otherwise start its trace exporter.
-        env={**os.environ, "OPENAI_AGENTS_DISABLE_TRACING": "1"},
+        # Offline: the Agents SDK would otherwise start its trace exporter; no OpenTelemetry
+        # exporter either (ADK starts one only when an endpoint is configured).
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("OTEL_EXPORTER_")},
+            "OPENAI_AGENTS_DISABLE_TRACING": "1",
+            "OTEL_SDK_DISABLED": "true",
+        },
     )
     assert done.returncode == 0, done.stderr
     assert "True" in done.stdout.split()  # the call failed, as a result
