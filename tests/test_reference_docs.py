@@ -34,6 +34,9 @@ PUBLIC_MODULES = (
     "pytest_nucleo.adapters.pydantic_ai",
     "pytest_nucleo.adapters.langchain",
     "pytest_nucleo.adapters.openai_agents",
+    "pytest_nucleo.adapters.anthropic",
+    "pytest_nucleo.adapters.llama_index",
+    "pytest_nucleo.adapters.google_adk",
 )
 _HEADING_ID = re.compile(r'<h[1-6] id="([^"]+)"')
 
