@@ -310,6 +310,8 @@ class ServiceClient(_ServiceClientBase):
             if client is not None
             else httpx.Client(follow_redirects=True)
         )
+        """The httpx (or httpx2) client requests go through: the one given, or one built for this
+        object."""
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """Send a request to ``base_url + path`` (keyword arguments go to ``httpx``) and return
@@ -367,6 +369,8 @@ class AsyncServiceClient(_ServiceClientBase):
             if client is not None
             else httpx.AsyncClient(follow_redirects=True)
         )
+        """The async httpx (or httpx2) client requests go through: the one given, or one built for
+        this object."""
 
     async def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """See :meth:`ServiceClient.request`."""

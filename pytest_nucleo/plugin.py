@@ -7,6 +7,7 @@ syrupy nor hypothesis; each fixture imports what it needs when it runs.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 from collections.abc import Generator
@@ -20,6 +21,11 @@ if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
 
     from pytest_nucleo.testing import FakeUpstream
+
+# llm_snapshot is syrupy's snapshot fixture: the plugin brings syrupy's plugin along, so that
+# `-p pytest_nucleo.plugin` alone is enough with plugin autoload off. pytest skips it when it
+# is loaded already (autoload on) or blocked (`-p no:syrupy`); find_spec imports nothing.
+pytest_plugins = ["syrupy"] if importlib.util.find_spec("syrupy") else []
 
 _UPSTREAM_OPTIONS = ("assert_all_called", "base_url")
 MARKER_OPTIONS = (

@@ -573,7 +573,7 @@ def test_a_renamed_service_shows_up(pytester: pytest.Pytester) -> None:
             "*the model text does not name the service 'Store': the text of every upstream"
             " failure names the service, so the model knows which one*",
             '(every rule: pytest-nucleo\'s docs, "The rules a scenario checks" '
-            "(docs/explanation/failure-contract.md#the-rules-a-scenario-checks))",
+            "(https://pytest-nucleo.github.io/pytest-nucleo/explanation/failure-contract/#the-rules-a-scenario-checks))",
         ]
     )
     outcomes = result.parseoutcomes()

@@ -33,6 +33,7 @@ from pytest_nucleo.testing import (
     respond,
     timeout,
 )
+from pytest_nucleo.testing._json_body import json_body
 
 URL = "https://api.upstream.example/items/42"
 
@@ -184,6 +185,38 @@ def test_an_answer_reaches_every_client_alike(client: str) -> None:
     assert json.loads(answer.text) == {"error": "down"}
 
 
+# What respond(json=...) sends, byte for byte, whatever client and httpx version: compact, as
+# httpx 0.28 writes it (0.27 wrote spaces and \u escapes), so that snapshots quoting a body stay.
+JSON_BODY = {"error": "Bestellung fällig", "retry": [1, 2.5], "detail": None, "ok": False}
+JSON_BYTES = '{"error":"Bestellung fällig","retry":[1,2.5],"detail":null,"ok":false}'.encode()
+
+
+def test_a_json_body_is_encoded_by_the_fake_itself() -> None:
+    assert json_body(JSON_BODY) == JSON_BYTES
+    with pytest.raises(
+        ValueError, match=r"respond\(json=\.\.\.\) takes what JSON can carry.*Out of range float"
+    ):
+        respond(200, json={"price": float("nan")})
+    with pytest.raises(ValueError, match="pass content=bytes"):
+        respond(200, json={"when": object()})
+
+
+@clients
+def test_a_json_body_reaches_every_client_as_the_same_bytes(client: str) -> None:
+    with FakeUpstream() as upstream:
+        upstream.get(URL).respond(409, json=JSON_BODY)
+        upstream.get(URL + "/typed").respond(
+            200, json=[], headers={"Content-Type": "application/problem+json"}
+        )
+        answer = CLIENTS[client]("GET", URL)
+        typed = CLIENTS[client]("GET", URL + "/typed")
+    assert answer.text.encode() == JSON_BYTES
+    assert answer.headers["content-length"] == str(len(JSON_BYTES))
+    assert answer.headers["content-type"] == "application/json"
+    assert typed.text == "[]"
+    assert typed.headers["content-type"] == "application/problem+json"  # the route's own wins
+
+
 @clients
 def test_text_throttle_html_and_not_json_bodies(client: str) -> None:
     send = CLIENTS[client]
@@ -308,7 +341,7 @@ def test_an_unmatched_request_fails_even_when_the_tool_swallows_it(client: str) 
         '    fake_upstream.get("https://api.upstream.example/items/7").respond(200, json=...)',
         "The test's routes:",
         "    GET https://api.upstream.example/items/42 -> respond 200",
-        'See pytest-nucleo\'s docs, "Fake upstream failures" (docs/how-to/fake-upstream.md).',
+        'See pytest-nucleo\'s docs, "Fake upstream failures" (https://pytest-nucleo.github.io/pytest-nucleo/how-to/fake-upstream/).',
     ]
 
 

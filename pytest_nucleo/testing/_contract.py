@@ -57,15 +57,32 @@ class ToolContract:
     """
 
     tool: ClassVar[Callable[..., Any]]
+    """The tool under contract, sync or async, called with :attr:`valid_call` as keyword arguments;
+    a plain function attribute (``tool = get_product``)."""
     kind: ClassVar[Kind]
+    """``"search"`` (an empty result is a valid answer) or ``"fetch"`` (a missing resource is a
+    failure): it chooses the matrix."""
     service_name: ClassVar[str]
+    """The service name the tool's client gives; every upstream failure's text must name it."""
     endpoint: ClassVar[str]
+    """The request the valid call makes, ``"GET https://api.example/items/1"``: every scenario
+    fakes this route."""
     valid_call: ClassVar[Mapping[str, Any]]
+    """Keyword arguments of a call that succeeds when the upstream answers :attr:`valid_response`."""
     valid_response: ClassVar[Outcome] = respond(200, json={})
+    """What the upstream answers the valid call (an outcome such as ``respond(200, json=...)``)."""
     empty_response: ClassVar[Outcome | None] = None
+    """For a search: the upstream's answer that means nothing was found; None: ``respond(200,
+    json=[])``."""
     secrets: ClassVar[tuple[str, ...]] = ()
+    """Values the tool sends that no text may show (an API key read in the test): each scenario
+    checks them."""
     not_applicable: ClassVar[Mapping[str, str]] = {}
+    """Scenario name to reason, for scenarios that cannot happen for this tool; each is skipped and
+    the report shows the reason."""
     recorded: ClassVar[Sequence[str]] = ()
+    """Globs of VCR.py cassettes or HAR files (relative to pytest's rootdir) whose failures of
+    :attr:`endpoint` become tests too."""
 
     _matrix: ClassVar[list[Scenario]]
     _nucleo_abstract: ClassVar[bool] = False
@@ -149,6 +166,8 @@ class ToolContract:
         return not value
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        """pytest's hook: makes one ``test_contract`` per scenario of the matrix, recorded failures
+        included. Don't call it."""
         if "nucleo_scenario" in metafunc.fixturenames:
             cls = type(self)
             matrix = cls._matrix
@@ -169,6 +188,8 @@ class ToolContract:
         llm_snapshot: SnapshotAssertion,
         request: pytest.FixtureRequest,
     ) -> None:
+        """The generated test: runs the tool under one scenario and checks class, correctability,
+        hygiene and the snapshot. Replace it only with :func:`overrides_contract`."""
         __tracebackhide__ = True
         cls = type(self)
         if isinstance(nucleo_scenario, UnreadableRecording):

@@ -69,17 +69,27 @@ class Expectation:
     """
 
     cls: type[LLMReadableException] | None
+    """The failure class the tool must raise (the outermost failure's meaning); None: the call must
+    succeed."""
     correctable: bool | None
+    """Whether the failure must be correctable; None when the call must succeed."""
     rule: str
+    """The rule the scenario tests, in words, as a violation quotes it."""
     empty: bool = False
+    """A search that found nothing: the tool must return an empty result."""
     also: tuple[type[LLMReadableException], ...] = ()
+    """Other classes the rule accepts as the outermost failure."""
     retry_after: float | None = None
+    """The wait the server asked for, which the model text must tell; None when it asked none."""
 
     @property
     def fails(self) -> bool:
+        """Whether the scenario expects a failure rather than a result."""
         return self.cls is not None
 
     def describe(self) -> str:
+        """The expectation in words: ``ResourceNotFoundException (correctable)``, ``an empty
+        result``."""
         if self.cls is None:
             return "an empty result" if self.empty else "a result"
         kind = "correctable" if self.correctable else "uncorrectable"
@@ -91,19 +101,32 @@ class Observation:
     """What one scenario saw: the tool's result or failure, and the verdict."""
 
     tool: str
+    """The tool, as ``ContractClass.tool_name``."""
     scenario: str
+    """The scenario's name, ``status-404`` and so on."""
     expected: str
+    """What the contract expected, as :meth:`Expectation.describe` says it."""
     failed: bool = False
+    """Whether the tool failed (raised an LLM-readable failure)."""
     cls: str | None = None
+    """The class name of the failure the model saw; None on success."""
     correctable: bool | None = None
+    """Whether that failure was correctable; None on success."""
     text: str | None = None
+    """The whole text the model read; None when the tool returned a value."""
     leaked: bool = False
+    """Whether a foreign exception escaped the tool instead of an LLM-readable failure."""
     unclean: list[str] = field(default_factory=list)
+    """What made the text unclean (a planted secret, a repr, a traceback), one entry per finding."""
     rules: list[str] = field(default_factory=list)
     """The rule each problem in ``unclean`` broke, as the matrix names it."""
     violation: str | None = None
+    """The broken rule, when the scenario failed; None when it passed."""
     snapshot: str = "none"
+    """The snapshot's verdict: ``matches``, ``written`` (``--snapshot-update``), ``differs``,
+    ``missing`` or ``none`` (no text to compare)."""
     not_applicable: str | None = None
+    """The reason the contract gave for skipping the scenario; None when it ran."""
     read: str | None = None
     """The text as reports quote it: what the model read, bounded, planted values masked."""
     differs: str | None = None
@@ -111,6 +134,7 @@ class Observation:
     without its ``retry_after``), for a report row that would otherwise read the same twice."""
 
     def as_dict(self) -> dict[str, Any]:
+        """The observation as one row of ``report.json``."""
         return {
             "tool": self.tool,
             "scenario": self.scenario,
@@ -153,10 +177,15 @@ class Scenario:
     """
 
     name: str
+    """The scenario's name, the test id's part: ``status-404``, ``timeout``."""
     kind: Kind
+    """The kind of tool the scenario is for: ``search`` or ``fetch``."""
     outcome: Outcome
+    """What the upstream does for the call."""
     expect: Expectation
+    """What the contract expects of the tool then."""
     planted: tuple[str, ...] = ()
+    """Secret values the outcome plants in its answer, which no text may show."""
 
     def __repr__(self) -> str:
         return f"Scenario({self.kind} {self.name}: {self.outcome.description} -> {self.expect.describe()})"
