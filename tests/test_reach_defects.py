@@ -100,7 +100,8 @@ def test_a_tool_that_raised_before_reaching_the_fake_is_shown_as_failing() -> No
         "request reached the fake upstream, so this scenario tested nothing. If the tool calls "
         "GET https://shop.example/orders/1, it does so through a client fake_upstream does not "
         "fake (httpx, httpx2, requests, aiohttp and urllib.request (http.client) are faked): "
-        'see pytest-nucleo\'s docs, "Pick a client" (docs/how-to/http-clients.md#pick-a-client).'
+        'see pytest-nucleo\'s docs, "Pick a client" '
+        "(https://pytest-nucleo.github.io/pytest-nucleo/how-to/http-clients/#pick-a-client)."
         " Otherwise check the contract's endpoint (method and URL the valid call requests)."
     )
 
