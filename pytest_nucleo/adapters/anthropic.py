@@ -192,9 +192,13 @@ class AnthropicReceived:
     """
 
     is_error: bool
+    """The ``tool_result`` block's ``is_error`` flag as sent (False when absent)."""
     text: str
+    """The block's content as the model reads it: its text blocks joined by newlines."""
     channel: str = CHANNEL
+    """What the text reached the model in: a ``tool_result`` block, failure or not."""
     block: Mapping[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    """The ``tool_result`` block itself, as the next request's JSON carries it."""
 
 
 _TOOL_USE_ID = "toolu_nucleo_1"

@@ -148,6 +148,7 @@ class NucleoToolErrorPlugin(BasePlugin):
         tool_context: ToolContext,
         error: Exception,
     ) -> dict[str, Any] | None:
+        """ADK's hook for a failed call: the ``{"error": <text>}`` response, as :func:`on_tool_error`."""
         return failure_response(tool, error)
 
 
@@ -196,9 +197,13 @@ class ADKReceived:
     """
 
     is_error: bool
+    """Whether the function response is an error response (it has the ``"error"`` key)."""
     text: str
+    """The response's ``"error"`` (for a success, ``"result"``) value as the model reads it."""
     channel: str = CHANNEL
+    """What the text reached the model in: a function response, failure or not."""
     response: Mapping[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    """The function response as the model's next request carries it."""
 
 
 _CALL_ID = "adk_nucleo_1"

@@ -90,6 +90,7 @@ class ToolFailureText(str):
     """
 
     exception: LLMReadableException | None
+    """The failure the text explains (None when the runner had no exception to keep)."""
 
     def __new__(cls, text: str, exception: LLMReadableException | None = None) -> ToolFailureText:
         made = super().__new__(cls, text)
@@ -197,9 +198,13 @@ class LlamaIndexReceived:
     """
 
     is_error: bool
+    """The ``ToolOutput``'s flag (LlamaIndex does not send it to the model)."""
     text: str
+    """The content of the ``role="tool"`` chat message of the model's next call."""
     channel: str = CHANNEL
+    """What the text reached the model in: a tool message, failure or not."""
     message: ChatMessage | None = dataclasses.field(default=None, compare=False, repr=False)
+    """The chat message itself."""
 
 
 _CALL_ID = "call_nucleo_1"
