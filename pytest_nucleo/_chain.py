@@ -28,6 +28,7 @@ from ._exceptions import (
     LLMReadableCheckedException,
     LLMReadableException,
     LLMReadableRuntimeException,
+    ResourceNotFoundException,
     SystemException,
     UncorrectableRuntimeLLMException,
     UpstreamRetryException,
@@ -197,12 +198,13 @@ def wrap_with_context(
         # is the size of the request the tool built, not a fault of an identifier.
         shown = render_value(parameter_value)
         name = one_line(parameter_name, VALUE_LIMIT)
+        rule = _correctable_rule(found)
         wrapped = InvalidInputException(
             parameter_name,
             parameter_value,
-            f"{step}: {found.llm_message}",
+            f"{step}: {rule}",
             llm_message=fit_quote(
-                f"{during}, with the parameter '{name}' = {shown}: {found.llm_message}",
+                f"{during}, with the parameter '{name}' = {shown}: {rule}",
                 BODY_LENGTH_LIMIT,
             ),
         )
@@ -224,6 +226,29 @@ def wrap_with_context(
         wrapped = ExternalServiceException(service_name, f"{step}: {deepest_message(exc)}")
     wrapped.__cause__ = exc
     return wrapped
+
+
+def _correctable_rule(found: LLMReadableException) -> str:
+    """What the model reads of a correctable failure that is about the parameter it sent.
+
+    A 404 carrier's own advice is to check "the identifier": right for a fetch by id, wrong
+    for the query of a search. About the parameter, the advice fits both.
+    """
+    advice = getattr(type(found), "_then", "")
+    if (
+        isinstance(found, ResourceNotFoundException)
+        and getattr(found, "status_code", 0) == 404
+        and isinstance(advice, str)
+        and advice
+        and advice in found.llm_message
+    ):
+        return found.llm_message.replace(advice, _NOT_FOUND_ADVICE)
+    return found.llm_message
+
+
+_NOT_FOUND_ADVICE = (
+    "Try another value of the parameter, or use another tool to find one the service knows."
+)
 
 
 def unwrap_runtime(exc: BaseException, fallback_message: str) -> LLMReadableRuntimeException:

@@ -235,26 +235,35 @@ class _ServiceClientBase:
     def _not_json(
         self, response: httpx.Response, reason: str, *, deep: bool = False
     ) -> ExternalServiceException:
-        view = _view(response)
-        path = safe_endpoint(view.endpoint)
-        content_type = response.headers.get("content-type")
-        excerpt = body_excerpt(view.body, content_type=content_type, known=view.known)
-        kind = f" ({one_line(content_type, VALUE_LIMIT)})" if content_type else ""
-        first = (
-            f"The external service {self._name()} answered {path} with HTTP "
-            f"{response.status_code}, but its answer{kind} "
-            f"{_TOO_DEEP if deep else 'was not the JSON expected'}."
-        )
-        then = next_step(None)
-        said = said_of(excerpt, len(view.body or ""), BODY_LENGTH_LIMIT - len(first) - len(then))
-        failure = ExternalServiceException(
-            self.service_name,
-            f"HTTP {response.status_code} at {path}: the body{kind} is not JSON ({reason}): "
-            f"{excerpt}",
-            llm_message=f"{first}{said or ' The body was empty.'} {then}",
-        )
-        logger.debug("%s", failure)
-        return failure
+        return not_json_exception(
+            self.service_name, _view(response), response.headers.get("content-type"), reason,
+            deep=deep,
+        )  # fmt: skip
+
+
+def not_json_exception(
+    service: str, view: ResponseView, content_type: str | None, reason: str, *, deep: bool = False
+) -> ExternalServiceException:
+    """The failure of a 2xx answer whose body is not the JSON asked for: the service answered,
+    with something else (a login page, a proxy's notice). ``reason`` names the decoder's error.
+    """
+    path = safe_endpoint(view.endpoint)
+    excerpt = body_excerpt(view.body, content_type=content_type, known=view.known)
+    kind = f" ({one_line(content_type, VALUE_LIMIT)})" if content_type else ""
+    first = (
+        f"The external service {one_line(service, VALUE_LIMIT)} answered {path} with HTTP "
+        f"{view.status}, but its answer{kind} "
+        f"{_TOO_DEEP if deep else 'was not the JSON expected'}."
+    )
+    then = next_step(None)
+    said = said_of(excerpt, len(view.body or ""), BODY_LENGTH_LIMIT - len(first) - len(then))
+    failure = ExternalServiceException(
+        service,
+        f"HTTP {view.status} at {path}: the body{kind} is not JSON ({reason}): {excerpt}",
+        llm_message=f"{first}{said or ' The body was empty.'} {then}",
+    )
+    logger.debug("%s", failure)
+    return failure
 
 
 def _view(response: httpx.Response) -> ResponseView:
@@ -301,6 +310,8 @@ class ServiceClient(_ServiceClientBase):
             if client is not None
             else httpx.Client(follow_redirects=True)
         )
+        """The httpx (or httpx2) client requests go through: the one given, or one built for this
+        object."""
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """Send a request to ``base_url + path`` (keyword arguments go to ``httpx``) and return
@@ -358,6 +369,8 @@ class AsyncServiceClient(_ServiceClientBase):
             if client is not None
             else httpx.AsyncClient(follow_redirects=True)
         )
+        """The async httpx (or httpx2) client requests go through: the one given, or one built for
+        this object."""
 
     async def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """See :meth:`ServiceClient.request`."""

@@ -31,7 +31,8 @@ __all__ = ["Clock", "FakeClock", "SystemClock", "TimerHandle", "is_testing", "se
 class TimerHandle(Protocol):
     """What :meth:`Clock.call_later` returns: a timer that can be cancelled."""
 
-    def cancel(self) -> None: ...
+    def cancel(self) -> None:
+        """Stop the timer: its callback will not run."""
 
 
 @runtime_checkable
@@ -102,9 +103,11 @@ class SystemClock:
     """
 
     def monotonic(self) -> float:
+        """Seconds from ``time.monotonic``, plus the time skipped under :func:`set_testing`."""
         return _monotonic() + _Testing.offset
 
     def sleep(self, seconds: float) -> None:
+        """Wait ``seconds``; under :func:`set_testing`, skip the wait and move this clock forward."""
         _check_wait(seconds)
         if _Testing.enabled:
             with _Testing.lock:
@@ -113,6 +116,7 @@ class SystemClock:
         time.sleep(seconds)
 
     async def asleep(self, seconds: float) -> None:
+        """Await ``seconds``; under :func:`set_testing`, skip the wait and move this clock forward."""
         _check_wait(seconds)
         if _Testing.enabled:
             with _Testing.lock:
@@ -122,6 +126,7 @@ class SystemClock:
         await asyncio.sleep(seconds)
 
     def call_later(self, delay: float, callback: Callable[[], object]) -> TimerHandle:
+        """Run ``callback`` on the running event loop after ``delay`` seconds."""
         _check_wait(delay)
         return asyncio.get_running_loop().call_later(delay, callback)
 
@@ -166,6 +171,7 @@ class FakeClock:
         self._lock = threading.Lock()
 
     def monotonic(self) -> float:
+        """The fake time, in seconds: it moves only by :meth:`advance` and the sleeps."""
         return self._now
 
     @property
@@ -187,16 +193,20 @@ class FakeClock:
                 timer.loop.call_soon_threadsafe(_fire, timer)
 
     def sleep(self, seconds: float) -> None:
+        """Record the wait in :attr:`sleeps` and advance the time by it, at once."""
         _check_wait(seconds)
         with self._lock:
             self._sleeps.append(seconds)
         self.advance(seconds)
 
     async def asleep(self, seconds: float) -> None:
+        """As :meth:`sleep`, then yield to the event loop once."""
         self.sleep(seconds)
         await asyncio.sleep(0)
 
     def call_later(self, delay: float, callback: Callable[[], object]) -> TimerHandle:
+        """Run ``callback`` on the running loop when the fake time reaches ``delay`` seconds from
+        now."""
         _check_wait(delay)
         timer = _FakeTimer(callback, asyncio.get_running_loop())
         with self._lock:

@@ -153,6 +153,7 @@ class LLMReadableException(Exception):
         super().__init__(message)
         self._message = clean_block(message)
         self.llm_message = clean_block(message if llm_message is None else llm_message)
+        """The model-facing message, cleaned; ``explain_to_llm()`` adds the hint line to it."""
 
     def _keep(self, **fields: Any) -> None:
         """Store constructor arguments as attributes and as ``args``, in constructor order."""
@@ -214,6 +215,7 @@ class CorrectableLLMException(LLMReadableCheckedException):
     """
 
     is_correctable = True
+    """True: the model may fix its arguments and call again."""
 
 
 class UncorrectableLLMException(LLMReadableCheckedException):
@@ -223,6 +225,7 @@ class UncorrectableLLMException(LLMReadableCheckedException):
     """
 
     is_correctable = False
+    """False: the model should try another way."""
 
 
 class InvalidInputException(CorrectableLLMException):
@@ -510,12 +513,14 @@ class CorrectableRuntimeLLMException(LLMReadableRuntimeException):
     """A correctable failure raised from code with only a message to give."""
 
     is_correctable = True
+    """True: the model may fix its arguments and call again."""
 
 
 class UncorrectableRuntimeLLMException(LLMReadableRuntimeException):
     """An uncorrectable failure raised from code with only a message to give."""
 
     is_correctable = False
+    """False: the model should try another way."""
 
 
 class QuotaExhaustedException(UncorrectableRuntimeLLMException):
@@ -593,12 +598,15 @@ class UpstreamRetryException(Exception):
     """
 
     kind: ClassVar[str] = "retry"
+    """The kind of signal in words, as the runner's texts and logs name it."""
 
     def __init__(self, message: str = "", *, retry_after: float | None = None) -> None:
         check_seconds(retry_after)
         super().__init__(message)
         self.message = message
+        """What happened, for logs (never model-facing)."""
         self.retry_after = retry_after
+        """The suggested delay in seconds before the retry; None: the runner's backoff decides."""
 
     def _reduced_without_cause(self) -> tuple[Any, ...]:
         return (
@@ -628,18 +636,21 @@ class RateLimitRetryException(UpstreamRetryException):
     """Retry signal: rate limited; wait (``retry_after`` when known) and try the same call."""
 
     kind = "rate limit"
+    """``"rate limit"``."""
 
 
 class OverloadRetryException(UpstreamRetryException):
     """Retry signal: the service is overloaded; back off and try the same call."""
 
     kind = "overload"
+    """``"overload"``."""
 
 
 class TransientErrorRetryException(UpstreamRetryException):
     """Retry signal: a transient error; try the same call again."""
 
     kind = "transient error"
+    """``"transient error"``."""
 
 
 _ABSTRACT = (LLMReadableException, LLMReadableCheckedException, LLMReadableRuntimeException)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+_ROOTS = (BaseException, Exception, object)
+
 
 class LazyRegistry:
     """Top-level package -> the module (inside ``package``) that supports it."""
@@ -30,6 +32,8 @@ class LazyRegistry:
             return self._found[kind]
         found = None
         for cls in kind.__mro__:
+            if cls in _ROOTS:
+                continue  # every class has them: they say nothing of where it comes from
             module = self.modules.get(cls.__module__.partition(".")[0])
             if module is not None:
                 found = importlib.import_module(f"{self.package}.{module}")

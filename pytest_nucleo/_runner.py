@@ -129,9 +129,13 @@ class ToolResult:
     """
 
     is_error: bool
+    """Whether the call failed."""
     text: str
+    """What the model reads: the serialized value, or the failure's ``explain_to_llm()``."""
     value: Any = None
+    """What the tool returned; None on failure."""
     exception: LLMReadableException | None = None
+    """The LLM-readable failure; None on success."""
 
 
 class CancelToken:
@@ -151,9 +155,12 @@ class CancelToken:
 
     @property
     def cancelled(self) -> bool:
+        """Whether :meth:`cancel` was called."""
         return self._event.is_set()
 
     def cancel(self) -> None:
+        """Stop the calls that use this token, from any thread or task; calling it again does
+        nothing."""
         with self._lock:
             if self._event.is_set():
                 return
@@ -193,9 +200,13 @@ class ToolInfo:
     costs its limiters (``cost``, called with the call's arguments)."""
 
     name: str
+    """The name the model knows the tool by."""
     limiters: tuple[RateLimiter, ...] = ()
+    """The limiters asked before each call."""
     text_limit: int | None = None
+    """The most characters of a success text; None: :data:`DEFAULT_TEXT_LIMIT`."""
     cost: Cost | None = None
+    """What a call costs its limiters, called with the call's arguments; None: one request."""
 
     @staticmethod
     def of(target: object) -> ToolInfo | None:

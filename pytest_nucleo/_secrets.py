@@ -4,7 +4,9 @@ Two kinds of masking, both applied by :func:`redact`:
 
 * patterns: credentials recognisable by their shape: the high-confidence rules of the common
   secret scanners (OpenAI, Anthropic, Stripe, GitHub, GitLab, Slack, Twilio, SendGrid, npm,
-  PyPI, Hugging Face, Google, Azure and AWS keys, JWTs, PEM private-key blocks, card numbers
+  PyPI, Hugging Face, Google (API keys, OAuth tokens and client secrets), Azure and AWS keys,
+  Shopify, DigitalOcean, Square, Groq, xAI, Mailgun, Atlassian, Linear, Notion, Databricks,
+  Postman and Heroku tokens, JWTs, PEM private-key blocks, card numbers
   that pass the Luhn check), ``Bearer``/``Basic`` credentials, ``api_key=...`` and
   ``"password": "..."`` pairs (quoted values whole, JSON escaped inside a string too), URL
   userinfo (database URLs included), URL query strings, and credentials carried in a URL path
@@ -47,6 +49,23 @@ _TOKEN_PATTERNS = (
     r"\b(?:hf_|api_org_)[A-Za-z0-9]{30,}",  # Hugging Face tokens
     r"\bAIza[0-9A-Za-z_\-]{30,}",  # Google API keys
     r"\beyJ[A-Za-z0-9_\-]{6,}\.[A-Za-z0-9_\-]{6,}\.[A-Za-z0-9_\-]{6,}",  # JWTs
+    # Each below after the scanner rule it comes from (gitleaks rule ids unless named otherwise),
+    # with the rule's length and alphabet: "key-" and "secret_" alone are ordinary words.
+    r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}",  # shopify-access-token, -shared-secret, ...
+    r"\bdo[opr]_v1_[a-f0-9]{64}",  # digitalocean-pat, -access-token, -refresh-token
+    r"\bsq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}",  # square-access-token, square-secret
+    r"\bgsk_[A-Za-z0-9]{48,}",  # groq-api-key
+    r"\bxai-[A-Za-z0-9_]{80,}",  # TruffleHog's xAI detector: xai- and 80 characters
+    r"\bya29\.[A-Za-z0-9_\-]{22,}",  # CredSweeper's "Google OAuth Access Token"
+    r"\bGOCSPX-[A-Za-z0-9_\-]{28,}",  # Nosey Parker's np.google.2, Google OAuth client secret
+    r"\bkey-[a-fA-F0-9]{32}\b",  # mailgun-private-api-token (its key-, 32 hex digits)
+    r"\bATATT3[A-Za-z0-9_\-=]{150,}",  # atlassian-api-token (its ATATT3 form, 192 long)
+    r"\blin_api_[A-Za-z0-9]{40}",  # linear-api-key
+    r"\bsecret_[A-Za-z0-9]{43}\b",  # TruffleHog's Notion detector (integration tokens)
+    r"\bntn_[0-9]{11}[A-Za-z0-9]{35}",  # notion-api-token (the newer prefix)
+    r"\bdapi[a-h0-9]{32}",  # databricks-api-token
+    r"\bPMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}",  # postman-api-token
+    r"\bHRKU-AA[A-Za-z0-9_\-]{58}",  # heroku-api-key-v2
 )
 _TOKENS = re.compile("|".join(_TOKEN_PATTERNS))
 
@@ -126,13 +145,16 @@ _QUERY = re.compile(r"(?i)\b((?:https?|wss?):(?:\\*/){2}[^\s?#\"'<>]+)\?[^\s#\"'
 _TOKEN_HINT_GROUPS = (
     ("_", (
         "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk_", "rk_", "npm_", "hf_",
-        "api_org_",
+        "api_org_", "shp", "_v1_", "gsk_", "lin_api_", "secret_", "ntn_",
     )),
     ("-", (
         "sk-", "xox", "glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glimt-", "gloas-",
-        "glsoat-", "glagent-", "xapp-", "pypi-",
+        "glsoat-", "glagent-", "xapp-", "pypi-", "sq0", "xai-", "GOCSPX-", "key-", "PMAK-",
+        "HRKU-",
     )),
-    ("A", ("AKIA", "ASIA", "AIza")),
+    ("A", ("AKIA", "ASIA", "AIza", "ATATT3")),
+    (".", ("ya29.",)),
+    ("i", ("dapi",)),
     ("S", ("SK", "SG.")),
     ("J", ("eyJ",)),
 )  # fmt: skip

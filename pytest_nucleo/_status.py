@@ -323,6 +323,7 @@ class Http400Exception(_BadRequest):
     """HTTP 400: the service found the request malformed. Correctable: fix the arguments."""
 
     status = 400
+    """400: the status this class stands for (``status_code`` is the one the server sent)."""
     _text = "The service {name} rejected the request to {endpoint} as invalid ({status})."
     _then = "Correct the arguments to what the service accepts."
 
@@ -331,6 +332,7 @@ class Http413Exception(_BadRequest):
     """HTTP 413: the request was too large. Correctable: ask for less."""
 
     status = 413
+    """413: the status this class stands for (``status_code`` is the one the server sent)."""
     _text = "The service {name} rejected the request to {endpoint} as too large ({status})."
     _then = "Ask for less: a smaller input, fewer items or a narrower range."
 
@@ -339,6 +341,7 @@ class Http422Exception(_BadRequest):
     """HTTP 422: well-formed, but the values were not acceptable. Correctable: fix the values."""
 
     status = 422
+    """422: the status this class stands for (``status_code`` is the one the server sent)."""
     _text = (
         "The service {name} could not process the request to {endpoint} ({status}): it was "
         "well-formed, but its values were not acceptable."
@@ -357,6 +360,7 @@ class Http401Exception(_Refused):
     """HTTP 401: the service rejected the tool's credentials. Needs configuration, not a retry."""
 
     status = 401
+    """401: the status this class stands for (``status_code`` is the one the server sent)."""
     _text = "The service {name} rejected the tool's credentials for {endpoint} ({status})."
     _then = "The tool's configuration needs fixing, not the call; tell the user."
 
@@ -366,6 +370,7 @@ class Http403Exception(_Refused):
     throttling becomes :class:`HttpThrottledStatusException` instead."""
 
     status = 403
+    """403: the status this class stands for (``status_code`` is the one the server sent)."""
     _text = (
         "The service {name} refused the tool access to {endpoint} with its credentials ({status})."
     )
@@ -377,6 +382,7 @@ class Http404Exception(_Carrier, ResourceNotFoundException):
     a search that means "no results" by it asks ``get_json(..., empty_on_404=True)``."""
 
     status = 404
+    """404: the status this class stands for (``status_code`` is the one the server sent)."""
     _text = "No resource was found at {endpoint} on the service {name} ({status})."
     _then = "Check the identifier, try another one, or use another tool to find the right one."
 
@@ -402,6 +408,7 @@ class Http429Exception(_Throttled):
     """HTTP 429: the service is throttling us; ``retry_after`` says how long it asked us to wait."""
 
     status = 429
+    """429: the status this class stands for (``status_code`` is the one the server sent)."""
     _text = (
         "The external service {name} is throttling our requests (too many requests): it "
         "answered {endpoint} with {status}."
@@ -432,6 +439,7 @@ class Http500Exception(_ServerError):
     """HTTP 500: the service failed while handling the request."""
 
     status = 500
+    """500: the status this class stands for (``status_code`` is the one the server sent)."""
     _text = "The external service {name} failed with an internal error on {endpoint} ({status})."
 
 
@@ -439,6 +447,7 @@ class Http502Exception(_ServerError):
     """HTTP 502: a gateway in front of the service got no valid answer from it."""
 
     status = 502
+    """502: the status this class stands for (``status_code`` is the one the server sent)."""
     _text = (
         "The external service {name} could not be reached through its gateway for {endpoint} "
         "({status}): the gateway got no valid answer from it."
@@ -449,6 +458,7 @@ class Http503Exception(_ServerError):
     """HTTP 503: the service is unavailable (down, overloaded, in maintenance)."""
 
     status = 503
+    """503: the status this class stands for (``status_code`` is the one the server sent)."""
     _text = "The external service {name} is unavailable for {endpoint} ({status})."
 
 

@@ -7,6 +7,7 @@ syrupy nor hypothesis; each fixture imports what it needs when it runs.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 from collections.abc import Generator
@@ -20,6 +21,11 @@ if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
 
     from pytest_nucleo.testing import FakeUpstream
+
+# llm_snapshot is syrupy's snapshot fixture: the plugin brings syrupy's plugin along, so that
+# `-p pytest_nucleo.plugin` alone is enough with plugin autoload off. pytest skips it when it
+# is loaded already (autoload on) or blocked (`-p no:syrupy`); find_spec imports nothing.
+pytest_plugins = ["syrupy"] if importlib.util.find_spec("syrupy") else []
 
 _UPSTREAM_OPTIONS = ("assert_all_called", "base_url")
 MARKER_OPTIONS = (
@@ -389,7 +395,7 @@ def _marker_options(item: pytest.Item) -> dict[str, Any]:
 @pytest.fixture
 def fake_upstream(request: pytest.FixtureRequest) -> Generator[FakeUpstream, None, None]:
     """The upstream services of the tool under test, faked for httpx and httpx2 (sync and
-    async), requests and aiohttp, from one route table.
+    async), requests, aiohttp and the standard library's urllib, from one route table.
 
     ``fake_upstream.get(url).respond(404, text=...)``, ``.timeout()``, ``.connect_error()``,
     ``.throttle(retry_after=...)``, ``.html_error(...)``, ``.not_json()``, ``.sequence(...)``.

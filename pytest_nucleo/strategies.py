@@ -106,7 +106,9 @@ class RetryAfterValue:
     """A ``Retry-After`` header value, and whether RFC 9110 allows it."""
 
     header: str
+    """The header value as sent, such as ``"120"`` or an HTTP-date."""
     valid: bool
+    """Whether RFC 9110 allows it (delay-seconds or an HTTP-date)."""
 
     def __repr__(self) -> str:
         return f"RetryAfter({self.header!r}, {'valid' if self.valid else 'malformed'})"
@@ -162,9 +164,13 @@ class ErrorBody:
     """An error body as a server sends it, with the secrets planted in it (if any)."""
 
     kind: str
+    """What kind of body it is (``json``, ``html``, ``text``, ...), for the example's repr."""
     content: bytes
+    """The body's bytes."""
     content_type: str
+    """The ``Content-Type`` a server sends it with."""
     planted: tuple[str, ...] = ()
+    """Secret values planted in the body, which no text may show."""
 
     def __repr__(self) -> str:
         head = self.content[:40]

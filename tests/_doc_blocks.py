@@ -1,9 +1,10 @@
 """The fenced code blocks of the README and the docs pages, and what each one claims.
 
-A block is checked according to the HTML comment on the line right above its fence:
+A block is checked according to its title or the HTML comment on the line right above its fence:
 
 - ``<!-- excerpt of PATH -->``: the block is a verbatim excerpt of PATH (a file tested elsewhere);
-- ``<!-- file: PATH -->``: the block is the file PATH of the page's example project, which is
+- a title, ```` ```python title="PATH" ```` (Material shows it above the block, so the reader
+  sees which file it is): the block is the file PATH of the page's example project, which is
   written into an empty folder with the page's other file blocks and whose tests must pass
   (a later block for the same PATH replaces the earlier one, as a reader editing the file);
 - ``<!-- output -->``: the block is exactly what the page's previous Python block prints;
@@ -23,8 +24,8 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 SHOWN_ONLY = frozenset({"sh", "console", "text", "toml", "yaml", "ini", "json"})
 
 _FENCE = re.compile(
-    r"^(?:<!-- (?P<marker>excerpt of \S+|file: \S+|output) -->\n)?"
-    r"```(?P<lang>[\w-]*)\n(?P<code>.*?)^```$",
+    r"^(?:<!-- (?P<marker>excerpt of \S+|output) -->\n)?"
+    r"```(?P<lang>[\w-]*)(?: title=\"(?P<title>[^\"\s]+)\")?\n(?P<code>.*?)^```$",
     flags=re.DOTALL | re.MULTILINE,
 )
 
@@ -35,7 +36,9 @@ class Block:
     line: int  # the line of the opening fence, counted from 1
     lang: str
     code: str
-    marker: str | None  # the comment's text: "excerpt of PATH", "file: PATH", "output"
+    marker: (
+        str | None
+    )  # "excerpt of PATH" or "output" (the comment's text), "file: PATH" (the title)
 
     @property
     def id(self) -> str:
@@ -64,7 +67,7 @@ def blocks(page: Path) -> list[Block]:
                 line=fence_line,
                 lang=match["lang"],
                 code=match["code"],
-                marker=match["marker"],
+                marker=f"file: {match['title']}" if match["title"] else match["marker"],
             )
         )
     return found

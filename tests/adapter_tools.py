@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import httpx
+
 import pytest_nucleo as nucleo
 
 SECRET = "sk-live-0123456789abcdefABCDEF"
@@ -87,3 +89,54 @@ ORDER_TEXT = '{"items": ["kettle", "tea"], "number": "1042", "total": 12.5}'
 
 TIMEOUT_TEXT = nucleo.JobTimeoutException(30).explain_to_llm()
 CANCELLED_TEXT = nucleo.JobCancelledException().explain_to_llm()
+
+
+# -- one fetch tool over a faked upstream, for the four failures every adapter must deliver -----
+
+ORDERS_URL = "https://shop.example/api/orders"
+
+
+class Shop(nucleo.ServiceClient):
+    service_name = "Shop"
+    base_url = "https://shop.example/api"
+
+
+def fetch_order(order_number: str) -> Any:
+    """Fetch one order of the shop by its number."""
+    if order_number == "bug":
+        raise KeyError(f"token {SECRET}")  # a bug whose message carries a secret
+    with Shop(httpx.Client(timeout=5.0)) as shop:
+        return shop.get_json(f"/orders/{order_number}")
+
+
+async def afetch_order(order_number: str) -> Any:
+    """Fetch one order of the shop by its number."""
+    await asyncio.sleep(0)
+    return fetch_order(order_number)
+
+
+FAILURES = ("not found", "throttled", "read timeout", "foreign")
+"""The four failures each adapter test runs through its framework (see :func:`arrange`)."""
+
+
+def arrange(fake_upstream: Any, failure: str) -> dict[str, str]:
+    """Make ``fake_upstream`` fail ``fetch_order`` as ``failure`` says; the call's arguments."""
+    if failure == "not found":
+        fake_upstream.get(f"{ORDERS_URL}/404").respond(404, json={"error": "no such order"})
+        return {"order_number": "404"}
+    if failure == "throttled":
+        fake_upstream.get(f"{ORDERS_URL}/429").throttle(retry_after=30)
+        return {"order_number": "429"}
+    if failure == "read timeout":
+        fake_upstream.get(f"{ORDERS_URL}/slow").timeout()
+        return {"order_number": "slow"}
+    if failure == "foreign":
+        return {"order_number": "bug"}
+    raise ValueError(f"unknown failure {failure!r}; one of {FAILURES}")
+
+
+def expected_text(arguments: dict[str, str], name: str = "fetch_order") -> str:
+    """What the model must read: the runner's text for the same call, outside any framework."""
+    result = nucleo.run_tool(fetch_order, arguments, name=name)
+    assert result.is_error
+    return result.text

@@ -123,3 +123,28 @@ CANARIES: list[tuple[str, str, str]] = [
     ("escaped-slash-url", "https:\\/\\/admin:canaryPw99@host.example\\/v1", "canaryPw99"),
     ("quoted-passphrase", 'password: "correct horse canary staple"', "horse canary staple"),
 ]
+
+# The key formats masked by their prefix and shape, each as a whole token: tests plant them in a
+# URL, a header, a JSON body and an exception message (the values are made up).
+KEY_FORMATS: list[tuple[str, str]] = [
+    ("shopify", "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"),
+    ("digitalocean", "dop_v1_c0ffee019a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d"),
+    ("square", "sq0atp-Pq7Ss1Qb8xL2mN7vR9kT4w"),
+    ("groq", "gsk_Cn4ryGr0qK3yAbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCd"),
+    (
+        "xai",
+        "xai-Cn4ryXa1K3yAbCdEfGhIjKlMnOpQrStUvWxYz0123456789ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543",
+    ),
+    ("google-oauth-token", "ya29.a0AfH6SMBCn4ryG00gleOAuthT0ken_x-1234567890"),
+    ("google-oauth-client-secret", "GOCSPX-Cn4ryCl1entS3cretAbCdEfGhIjK"),
+    ("mailgun", "key-3aa6abcd29cd6fde4fc373efacabecd0"),
+    ("atlassian", "ATATT3xFfGF0" + "Cn4ryAtl4ss1anT0ken_-" * 8 + "Cn4=079C5884"),
+    ("linear", "lin_api_Cn4ryL1nearK3yAbCdEfGhIjKlMnOpQrStUvWxYz"),
+    ("notion", "secret_Cn4ryN0t1onT0kenAbCdEfGhIjKlMnOpQrStUvWxYz0"),
+    ("notion-ntn", "ntn_45647615172Cn4ryN0t1onT0kenAbCdEfGhIjKlMnOpQrs"),
+    ("databricks", "dapic0ffee0123456789abcdefabcdef0123"),
+    ("postman", "PMAK-c0ffee12da39cd50e9ab4ea7-cafe01234fdea2d2075d8966cac3b7f10b"),
+    ("heroku", "HRKU-AACn4ryH3r0kuT0ken_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-Zyxw"),
+]
+
+CANARIES += [(name, f"upstream refused {token} here", token[-16:]) for name, token in KEY_FORMATS]

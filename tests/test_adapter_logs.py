@@ -68,6 +68,27 @@ server = MCPServer("shop", log_level="CRITICAL")
 server.tool()(mcp_tool(leaky))
 print(call_mcp_tool(server, "leaky", {"order_number": "1"}).is_error)
 """,
+    # The SDK's own loggers at DEBUG: it logs each request, the tool_result included.
+    "anthropic": RICH_ROOT
+    + """
+logging.getLogger("anthropic").setLevel("DEBUG")
+from pytest_nucleo.adapters.anthropic import anthropic_tool, run_through_tool_runner
+print(run_through_tool_runner(anthropic_tool(leaky), {"order_number": "1"}).is_error)
+""",
+    # LlamaIndex's own loggers at DEBUG (the agent workflow's and the LLM's).
+    "llama-index": RICH_ROOT
+    + """
+logging.getLogger("llama_index").setLevel("DEBUG")
+from pytest_nucleo.adapters.llama_index import llama_index_tool, run_through_agent
+print(run_through_agent(llama_index_tool(leaky), {"order_number": "1"}).is_error)
+""",
+    # ADK's own loggers at DEBUG (it logs each model request, the function response included).
+    "google-adk": RICH_ROOT
+    + """
+logging.getLogger("google_adk").setLevel("DEBUG")
+from pytest_nucleo.adapters.google_adk import adk_tool, run_through_adk
+print(run_through_adk(adk_tool(leaky), {"order_number": "1"}).is_error)
+""",
     "pydantic-ai": RICH_ROOT
     + """
 from pytest_nucleo.adapters.pydantic_ai import call_through_agent, make_tool
@@ -99,8 +120,13 @@ def test_no_secret_reaches_stderr_through_the_framework_s_logging(framework: str
         capture_output=True,
         text=True,
         cwd=TESTS,
-        # Offline: the Agents SDK would otherwise start its trace exporter.
-        env={**os.environ, "OPENAI_AGENTS_DISABLE_TRACING": "1"},
+        # Offline: the Agents SDK would otherwise start its trace exporter; no OpenTelemetry
+        # exporter either (ADK starts one only when an endpoint is configured).
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("OTEL_EXPORTER_")},
+            "OPENAI_AGENTS_DISABLE_TRACING": "1",
+            "OTEL_SDK_DISABLED": "true",
+        },
     )
     assert done.returncode == 0, done.stderr
     assert "True" in done.stdout.split()  # the call failed, as a result

@@ -388,6 +388,7 @@ def test_public_names() -> None:
         "ModelReceived",
         "acall_through_agent",
         "call_through_agent",
+        "keep_mcp_failures",
         "make_tool",
         "wrap_tool",
     ]
@@ -623,3 +624,30 @@ def test_through_the_real_provider_models_the_text_arrives_exactly(kind: str) ->
         assert failed == {"text": expected.wrapped_text}
     ok = _provider_round_trip(kind, tool, {"order_number": "12345678"})
     assert ok["text"] == '{"items": false, "number": "12345678"}'
+
+
+def _three_fetches_of_a_missing_order(tool: Any) -> tuple[Agent[None, str], list[ToolReturnPart]]:
+    seen: list[ToolReturnPart] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1]
+        assert isinstance(last, ModelRequest)
+        seen.extend(p for p in last.parts if isinstance(p, ToolReturnPart))
+        if len(seen) < 3:
+            call = ToolCallPart(tool_name="fetch_order", args={"order_number": "404"})
+            return ModelResponse(parts=[call])
+        return ModelResponse(parts=[TextPart("gave up")])
+
+    return Agent(FunctionModel(model), tools=[tool]), seen
+
+
+def test_three_404s_end_a_run_under_wrap_tool_but_not_under_make_tool(fake_upstream: Any) -> None:
+    """A 404 is correctable: each one spends a retry. What the docs' retry budget says."""
+    adapter_tools.arrange(fake_upstream, "not found")
+    agent, seen = _three_fetches_of_a_missing_order(wrap_tool(adapter_tools.fetch_order))
+    with pytest.raises(UnexpectedModelBehavior, match="exceeded max retries count of 1"):
+        run(agent, "Fetch order 404.")
+    assert [p.outcome for p in seen] == ["retried"]
+    agent, seen = _three_fetches_of_a_missing_order(make_tool(adapter_tools.fetch_order))
+    assert run(agent, "Fetch order 404.") == "gave up"
+    assert [p.outcome for p in seen] == ["retried", "failed", "failed"]

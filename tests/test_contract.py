@@ -176,6 +176,7 @@ def test_not_applicable_needs_a_reason_and_is_reported(pytester: pytest.Pytester
             "snapshot": "none",
             "not_applicable": "the tool sends no request body",
             "text": None,
+            "differs": None,
             "verdict": "not applicable",
         }
     ]
@@ -241,7 +242,8 @@ def test_an_override_with_a_reason_is_allowed(pytester: pytest.Pytester) -> None
     pytester.runpytest().assert_outcomes(passed=1)
 
 
-def test_a_contract_missing_its_tool(pytester: pytest.Pytester) -> None:
+def test_a_contract_without_its_tool_is_an_abstract_base(pytester: pytest.Pytester) -> None:
+    # A shared base, as langchain-tests' are: nothing to check until a subclass names a tool.
     pytester.makepyfile(
         """
         from pytest_nucleo.testing import ToolContract
@@ -251,11 +253,8 @@ def test_a_contract_missing_its_tool(pytester: pytest.Pytester) -> None:
         """
     )
     result = pytester.runpytest()
-    result.stdout.fnmatch_lines(
-        [
-            "*TypeError: TestNothing(ToolContract) is missing tool, service_name, endpoint, valid_call*"
-        ]
-    )
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.no_fnmatch_line("*is missing*")
 
 
 def test_strict_mode_and_step_summary(
@@ -577,7 +576,7 @@ def test_a_renamed_service_shows_up(pytester: pytest.Pytester) -> None:
             "*the model text does not name the service 'Store': the text of every upstream"
             " failure names the service, so the model knows which one*",
             '(every rule: pytest-nucleo\'s docs, "The rules a scenario checks" '
-            "(docs/explanation/failure-contract.md#the-rules-a-scenario-checks))",
+            "(https://pytest-nucleo.github.io/pytest-nucleo/explanation/failure-contract/#the-rules-a-scenario-checks))",
         ]
     )
     outcomes = result.parseoutcomes()

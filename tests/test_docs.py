@@ -121,3 +121,10 @@ def test_every_block_of_the_page_is_checked(page: Path) -> None:
             )
         elif block.marker == "output":
             assert block.lang == "text", f"{block.id}: an output block is a text block"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_file_blocks_name_their_file_in_a_visible_title(page: Path) -> None:
+    # A reader sees a block's title="PATH" above it; an HTML comment they never see.
+    hidden = re.findall(r"^<!-- file: (\S+) -->$", page.read_text(encoding="utf-8"), re.M)
+    assert hidden == [], f'write ```python title="{hidden[0] if hidden else ""}"``` instead'

@@ -29,16 +29,28 @@ def test_a_reference_names_the_section_and_its_anchor(monkeypatch: pytest.Monkey
     monkeypatch.setattr(_docs, "REFERENCES", set())  # these pages are made up
     assert (
         docs_ref("docs/how-to/fake-upstream.md", "The network guard")
-        == 'pytest-nucleo\'s docs, "The network guard" (docs/how-to/fake-upstream.md#the-network-guard)'
+        == 'pytest-nucleo\'s docs, "The network guard" '
+        "(https://pytest-nucleo.github.io/pytest-nucleo/how-to/fake-upstream/#the-network-guard)"
     )
     assert (
         docs_ref("docs/how-to/fake-upstream.md", "Fake upstream failures", section=False)
-        == 'pytest-nucleo\'s docs, "Fake upstream failures" (docs/how-to/fake-upstream.md)'
+        == 'pytest-nucleo\'s docs, "Fake upstream failures" '
+        "(https://pytest-nucleo.github.io/pytest-nucleo/how-to/fake-upstream/)"
     )
     # The anchor mkdocs gives a heading: punctuation dropped, spaces and dashes joined.
     assert docs_ref("docs/x.md", "Fake a throttle: 429 & Retry-After").endswith(
-        "(docs/x.md#fake-a-throttle-429-retry-after)"
+        "(https://pytest-nucleo.github.io/pytest-nucleo/x/#fake-a-throttle-429-retry-after)"
     )
+    assert docs_ref("docs/index.md", "pytest-nucleo", section=False).endswith(
+        "(https://pytest-nucleo.github.io/pytest-nucleo/)"
+    )
+
+
+def test_the_messages_point_to_the_site_mkdocs_publishes() -> None:
+    # Messages cite the published site, not repository paths: the wheel ships no docs/.
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert f"site_url: {_docs.DOCS_URL}\n" in config
+    assert "use_directory_urls: false" not in config  # page_url builds directory URLs
 
 
 def test_every_page_a_message_names_exists() -> None:

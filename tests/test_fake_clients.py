@@ -1,5 +1,6 @@
-"""One route table, every client: each outcome of FakeUpstream through httpx, httpx2, requests
-and aiohttp (sync and async where the client has both), each raising its own exceptions."""
+"""One route table, every client: each outcome of FakeUpstream through httpx, httpx2, requests,
+aiohttp and the standard library's urllib (sync and async where the client has both), each
+raising its own exceptions (urllib's own cases: tests/test_fake_urllib.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ import json
 import pickle
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
+from http.client import RemoteDisconnected
 from typing import Any
 
 import aiohttp
@@ -29,6 +33,7 @@ from pytest_nucleo.testing import (
     respond,
     timeout,
 )
+from pytest_nucleo.testing._json_body import json_body
 
 URL = "https://api.upstream.example/items/42"
 
@@ -78,6 +83,21 @@ def _aiohttp(method: str, url: str, **kwargs: Any) -> Answer:
     return asyncio.run(go())
 
 
+def _urllib(method: str, url: str, **kwargs: Any) -> Answer:
+    body = json.dumps(kwargs["json"]).encode() if "json" in kwargs else None
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    request = urllib.request.Request(
+        url, data=body, headers={**headers, **kwargs.get("headers", {})}, method=method
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as r:
+            text = r.read().decode()
+            return Answer(r.status, {k.lower(): v for k, v in r.headers.items()}, text)
+    except urllib.error.HTTPError as error:  # a status outside 2xx: an answer all the same
+        text = error.read().decode()
+        return Answer(error.code, {k.lower(): v for k, v in error.headers.items()}, text)
+
+
 CLIENTS: dict[str, Send] = {
     "httpx": _httpx_sync(httpx),
     "httpx-async": _httpx_async(httpx),
@@ -85,6 +105,7 @@ CLIENTS: dict[str, Send] = {
     "httpx2-async": _httpx_async(httpx2),
     "requests": _requests,
     "aiohttp": _aiohttp,
+    "urllib": _urllib,
 }
 FAMILY = {
     "httpx": "httpx",
@@ -93,6 +114,7 @@ FAMILY = {
     "httpx2-async": "httpx2",
     "requests": "requests",
     "aiohttp": "aiohttp",
+    "urllib": "urllib",
 }
 
 # The exception each client raises for each transport failure, by the outcome's description.
@@ -102,42 +124,49 @@ EXPECTED: dict[str, dict[str, type[BaseException]]] = {
         "httpx2": httpx2.ReadTimeout,
         "requests": requests.ReadTimeout,
         "aiohttp": aiohttp.SocketTimeoutError,
+        "urllib": TimeoutError,
     },
     "connection refused": {
         "httpx": httpx.ConnectError,
         "httpx2": httpx2.ConnectError,
         "requests": requests.ConnectionError,
         "aiohttp": aiohttp.ClientConnectorError,
+        "urllib": urllib.error.URLError,
     },
     "connect timeout": {
         "httpx": httpx.ConnectTimeout,
         "httpx2": httpx2.ConnectTimeout,
         "requests": requests.ConnectTimeout,
         "aiohttp": aiohttp.ConnectionTimeoutError,
+        "urllib": urllib.error.URLError,
     },
     "write timeout": {
         "httpx": httpx.WriteTimeout,
         "httpx2": httpx2.WriteTimeout,
         "requests": requests.ConnectionError,
         "aiohttp": aiohttp.SocketTimeoutError,
+        "urllib": urllib.error.URLError,
     },
     "pool timeout": {
         "httpx": httpx.PoolTimeout,
         "httpx2": httpx2.PoolTimeout,
         "requests": requests.ConnectionError,
         "aiohttp": aiohttp.ConnectionTimeoutError,
+        "urllib": urllib.error.URLError,
     },
     "server disconnected": {
         "httpx": httpx.RemoteProtocolError,
         "httpx2": httpx2.RemoteProtocolError,
         "requests": requests.ConnectionError,
         "aiohttp": aiohttp.ServerDisconnectedError,
+        "urllib": RemoteDisconnected,
     },
     "connection reset": {
         "httpx": httpx.ReadError,
         "httpx2": httpx2.ReadError,
         "requests": requests.ConnectionError,
         "aiohttp": aiohttp.ClientOSError,
+        "urllib": ConnectionResetError,
     },
 }
 
@@ -154,6 +183,38 @@ def test_an_answer_reaches_every_client_alike(client: str) -> None:
     assert answer.headers["retry-after"] == "3"
     assert answer.headers["content-type"] == "application/json"
     assert json.loads(answer.text) == {"error": "down"}
+
+
+# What respond(json=...) sends, byte for byte, whatever client and httpx version: compact, as
+# httpx 0.28 writes it (0.27 wrote spaces and \u escapes), so that snapshots quoting a body stay.
+JSON_BODY = {"error": "Bestellung fällig", "retry": [1, 2.5], "detail": None, "ok": False}
+JSON_BYTES = '{"error":"Bestellung fällig","retry":[1,2.5],"detail":null,"ok":false}'.encode()
+
+
+def test_a_json_body_is_encoded_by_the_fake_itself() -> None:
+    assert json_body(JSON_BODY) == JSON_BYTES
+    with pytest.raises(
+        ValueError, match=r"respond\(json=\.\.\.\) takes what JSON can carry.*Out of range float"
+    ):
+        respond(200, json={"price": float("nan")})
+    with pytest.raises(ValueError, match="pass content=bytes"):
+        respond(200, json={"when": object()})
+
+
+@clients
+def test_a_json_body_reaches_every_client_as_the_same_bytes(client: str) -> None:
+    with FakeUpstream() as upstream:
+        upstream.get(URL).respond(409, json=JSON_BODY)
+        upstream.get(URL + "/typed").respond(
+            200, json=[], headers={"Content-Type": "application/problem+json"}
+        )
+        answer = CLIENTS[client]("GET", URL)
+        typed = CLIENTS[client]("GET", URL + "/typed")
+    assert answer.text.encode() == JSON_BYTES
+    assert answer.headers["content-length"] == str(len(JSON_BYTES))
+    assert answer.headers["content-type"] == "application/json"
+    assert typed.text == "[]"
+    assert typed.headers["content-type"] == "application/problem+json"  # the route's own wins
 
 
 @clients
@@ -280,7 +341,7 @@ def test_an_unmatched_request_fails_even_when_the_tool_swallows_it(client: str) 
         '    fake_upstream.get("https://api.upstream.example/items/7").respond(200, json=...)',
         "The test's routes:",
         "    GET https://api.upstream.example/items/42 -> respond 200",
-        'See pytest-nucleo\'s docs, "Fake upstream failures" (docs/how-to/fake-upstream.md).',
+        'See pytest-nucleo\'s docs, "Fake upstream failures" (https://pytest-nucleo.github.io/pytest-nucleo/how-to/fake-upstream/).',
     ]
 
 

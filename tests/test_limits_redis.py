@@ -114,6 +114,50 @@ def refusal(call: Any) -> LimiterRefusalException:
     return caught.value
 
 
+# --- one round trip ------------------------------------------------------------------------------
+
+
+def test_each_decision_is_one_script_call_and_a_flushed_script_is_loaded_again(
+    own_redis: RedisServer,
+) -> None:
+    clock = FakeClock()
+    client = own_redis.client()
+    lim = RateLimiter(
+        "shop", max_requests=3, window_seconds=60, max_wait_seconds=0,
+        store=on(own_redis, unique_prefix(), clock),
+    )  # fmt: skip
+    lim.record_success(lim.acquire())  # the first call loads the script (NOSCRIPT, then LOAD)
+    client.config_resetstat()
+    lim.record_success(lim.acquire())
+    lim.record_failure(OUTAGE, lim.acquire())
+    assert refusal(lim.acquire).reason == "wait"
+    lim.release(None, retry_after=1.0)
+    calls = {
+        name.removeprefix("cmdstat_"): stats["calls"]
+        for name, stats in client.info("commandstats").items()
+    }
+    # Six decisions, six round trips: EVALSHA, and the commands it runs on the server.
+    assert calls.pop("evalsha") == 6
+    assert set(calls) <= {"hmget", "hset", "pexpire", "config|resetstat", "info"}
+    client.script_flush()  # a restarted or flushed server has forgotten the script
+    lim.release()
+    stats = lim.stats()
+    assert (stats.successes, stats.failures, stats.refusals, stats.fallbacks) == (2, 1, 1, 0)
+
+
+def test_a_client_that_decodes_responses_serves_as_well(redis_server: RedisServer) -> None:
+    clock = FakeClock()
+    store = RedisStore(
+        redis_server.client(decode_responses=True), prefix=unique_prefix(), clock=clock
+    )
+    lim = RateLimiter("shop", max_requests=5, window_seconds=60, max_wait_seconds=0, store=store)
+    lim.record_failure(SLOW_DOWN, lim.acquire())
+    held = refusal(lim.acquire)
+    assert (held.reason, held.last_failure) == ("held", SLOW_DOWN)
+    stats = lim.stats()
+    assert (stats.failures, stats.refusals, stats.last_failure) == (1, 1, SLOW_DOWN)
+
+
 # --- time ----------------------------------------------------------------------------------------
 
 

@@ -102,7 +102,7 @@ def test_a_refused_connection_fails_the_test_even_when_the_tool_swallows_it(
         "or, if the test really needs the network, mark it "
         "@pytest.mark.nucleo(allow_network=True) or allow the host with --nucleo-allow-hosts. "
         'See pytest-nucleo\'s docs, "The network guard" '
-        "(docs/how-to/fake-upstream.md#the-network-guard)."
+        "(https://pytest-nucleo.github.io/pytest-nucleo/how-to/fake-upstream/#the-network-guard)."
     )
     module = "test_a_refused_connection_fails_the_test_even_when_the_tool_swallows_it.py"
     for what, by, route in (
@@ -387,7 +387,7 @@ def test_a_routed_host_resolves_to_an_address_only_the_fake_answers(
                 "https://docs.example/page -> respond 200), and only the fake answers it: the "
                 "code under test opened the connection itself, and the fake answers only "
                 f"requests sent with {CLIENTS}. See pytest-nucleo's docs, \"The network "
-                'guard" (docs/how-to/fake-upstream.md#the-network-guard).'
+                'guard" (https://pytest-nucleo.github.io/pytest-nucleo/how-to/fake-upstream/#the-network-guard).'
             ]
         )
     # The last test's lookup went on to the (stand-in) resolver, the fake having stopped.
@@ -423,7 +423,7 @@ def test_an_unrouted_host_s_lookup_is_refused_naming_the_routes(
             "fake_upstream.get('https://cdn.example/...').respond(200, json=...); or, if the "
             "test really needs the network, mark it @pytest.mark.nucleo(allow_network=True) or "
             "allow the host with --nucleo-allow-hosts. See pytest-nucleo's docs, \"The network "
-            'guard" (docs/how-to/fake-upstream.md#the-network-guard).'
+            'guard" (https://pytest-nucleo.github.io/pytest-nucleo/how-to/fake-upstream/#the-network-guard).'
         ]
     )
     assert below_guard == []

@@ -218,7 +218,7 @@ def test_unmatched_request_names_the_url_and_the_routes(pytester: pytest.Pyteste
             '    fake_upstream.get("https://api.example/orders/2").respond(200, json=...)',
             "The test's routes:",
             "    GET https://api.example/orders/1 -> respond 200",
-            'See pytest-nucleo\'s docs, "Fake upstream failures" (docs/how-to/fake-upstream.md).',
+            'See pytest-nucleo\'s docs, "Fake upstream failures" (https://pytest-nucleo.github.io/pytest-nucleo/how-to/fake-upstream/).',
             "*_ test_swallowed _*",
             "no fake route for POST https://api.example/other",
             "Add a route for it to the test, with the answer the tool should get:",

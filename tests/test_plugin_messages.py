@@ -64,7 +64,7 @@ UNMATCHED = [
     ROUTE_LINE,
     "The test's routes:",
     "    GET https://books.example/books/1 -> respond 200 json",
-    'See pytest-nucleo\'s docs, "Fake upstream failures" (docs/how-to/fake-upstream.md).',
+    'See pytest-nucleo\'s docs, "Fake upstream failures" (https://pytest-nucleo.github.io/pytest-nucleo/how-to/fake-upstream/).',
 ]
 
 

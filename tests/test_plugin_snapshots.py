@@ -183,3 +183,24 @@ def test_loads_with_p_when_autoload_is_disabled(
     without = pytester.runpytest_subprocess()
     without.assert_outcomes(errors=1)
     without.stdout.fnmatch_lines(["*fixture 'fake_upstream' not found*"])
+
+
+def test_llm_snapshot_works_with_p_alone_when_autoload_is_disabled(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `-p pytest_nucleo.plugin` loads syrupy's plugin too: llm_snapshot is its snapshot fixture.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile(
+        """
+        def test_text(llm_snapshot):
+            assert "The order was not found." == llm_snapshot
+        """
+    )
+    written = pytester.runpytest_subprocess("-p", "pytest_nucleo.plugin", "--snapshot-update")
+    written.assert_outcomes(passed=1)
+    assert list((pytester.path / "__snapshots__").glob("*.txt"))
+    pytester.runpytest_subprocess("-p", "pytest_nucleo.plugin").assert_outcomes(passed=1)
+    # Blocked by the user, syrupy stays out, and the fixture says what is missing.
+    blocked = pytester.runpytest_subprocess("-p", "pytest_nucleo.plugin", "-p", "no:syrupy")
+    blocked.assert_outcomes(errors=1)
+    blocked.stdout.fnmatch_lines(["*fixture 'snapshot' not found*"])

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 from pytest_nucleo.testing import FakeUpstream
+from pytest_nucleo.testing._docs import DOCS_URL
 from tests._doc_blocks import ALL, ROOT
 
 README = [block for block in ALL if block.page == "README.md"]
@@ -88,15 +89,31 @@ def test_the_examples_are_collected_by_the_test_command() -> None:
 
 
 def test_the_readme_links_into_pages_that_exist() -> None:
-    # Relative links work on the repository host; mkdocs does not build the README, so its
-    # links are checked here.
+    # The package index shows the README without the repository around it: every link is an
+    # address on the docs site (or the repository's), and each lands on a page (and heading)
+    # the site is built from. mkdocs does not build the README, so its links are checked here.
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    links = re.findall(r"\]\(((?:docs|examples)/[^)#]+)(?:#([^)]+))?\)", text)
+    targets = re.findall(r"\]\(([^)]+)\)", text)
+    relative = [t for t in targets if not t.startswith(("https://", "#"))]
+    assert relative == [], f"relative links break on the package index: {relative}"
+    links = re.findall(rf"\]\({re.escape(DOCS_URL)}([^)#]*)(?:#([^)]+))?\)", text)
     assert len(links) >= 10, links
     for path, anchor in links:
-        page = ROOT / path
+        page = ROOT / "docs" / (f"{path.rstrip('/')}.md" if path else "index.md")
         assert page.is_file(), path
         if anchor:
             headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), re.M)
             slugs = {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-") for h in headings}
             assert anchor in slugs, f"{path}#{anchor}"
+
+
+def test_the_install_from_source_line_names_the_repository_the_docs_build_from() -> None:
+    # Until the first release, the home page and the tutorial install from the repository:
+    # the line must name the repository mkdocs.yml links to (shown only, the tests run the
+    # pages' projects against the checkout under test).
+    repository = re.search(r"^repo_url: (\S+)$", (ROOT / "mkdocs.yml").read_text(), re.M)
+    assert repository is not None
+    line = f'pip install "pytest-nucleo @ git+{repository[1]}"'
+    for page in ("docs/index.md", "docs/tutorial.md"):
+        shown = [b.code for b in ALL if b.page == page and b.lang in ("sh", "yaml")]
+        assert any(line in code for code in shown), page

@@ -294,7 +294,7 @@ def test_a_bad_recording_names_the_file_and_the_entry(
     assert message.startswith(str(path) + (f", entry {entry}: " if entry else ": "))
     assert says in message
     assert message.endswith(
-        '. See pytest-nucleo\'s docs, "Replay recorded failures" (docs/how-to/recorded-failures.md).'
+        '. See pytest-nucleo\'s docs, "Replay recorded failures" (https://pytest-nucleo.github.io/pytest-nucleo/how-to/recorded-failures/).'
     )
 
 

@@ -1,12 +1,15 @@
 """The reference documents every public name exactly once: each name in a public module's
-``__all__``, each fixture, marker option, command-line option and command of the plugin is one
-entry (one heading id) of the built site, so a new name without docs fails here."""
+``__all__``, each public member (method, property, attribute) of the classes among them, each
+fixture, marker option, command-line option and command of the plugin is one entry (one
+heading id) of the built site, and every public member has a docstring, so a new name without
+docs fails here."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import importlib.util
+import inspect
 import os
 import re
 import subprocess
@@ -32,6 +35,9 @@ PUBLIC_MODULES = (
     "pytest_nucleo.adapters.pydantic_ai",
     "pytest_nucleo.adapters.langchain",
     "pytest_nucleo.adapters.openai_agents",
+    "pytest_nucleo.adapters.anthropic",
+    "pytest_nucleo.adapters.llama_index",
+    "pytest_nucleo.adapters.google_adk",
 )
 _HEADING_ID = re.compile(r'<h[1-6] id="([^"]+)"')
 
@@ -87,7 +93,35 @@ def _commands() -> list[str]:
     ]
 
 
-def _expected_entries() -> list[str]:
+def _public_members() -> dict[str, Any]:
+    """Every public member of the public classes, by the path the reference shows it under,
+    as griffe (mkdocstrings' reader) sees it: methods, properties, class attributes and the
+    attributes ``__init__`` sets. A class exported twice counts once, under its first path;
+    members a class inherits are documented on the class that defines them."""
+    # The adapters import their framework: without the frameworks extra, this skips.
+    needs_frameworks(*(m for m in PUBLIC_MODULES if m.startswith("pytest_nucleo.adapters.")))
+    import griffe
+
+    package = griffe.load("pytest_nucleo", resolve_aliases=True, resolve_external=False)
+    members: dict[str, Any] = {}
+    seen = set()
+    for module in PUBLIC_MODULES:
+        for name in importlib.import_module(module).__all__:
+            if not inspect.isclass(getattr(importlib.import_module(module), name)):
+                continue
+            inner = module.removeprefix("pytest_nucleo").lstrip(".")
+            cls = package[f"{inner}.{name}" if inner else name]
+            cls = cls.final_target if cls.is_alias else cls
+            if cls.path in seen:
+                continue
+            seen.add(cls.path)
+            for member_name, member in cls.members.items():
+                if not member_name.startswith("_") and not member.is_alias:
+                    members[f"{module}.{name}.{member_name}"] = member
+    return members
+
+
+def _expected_entries(*, members: bool = True) -> list[str]:
     # The adapters import their framework: without the frameworks extra, this skips.
     needs_frameworks(*(m for m in PUBLIC_MODULES if m.startswith("pytest_nucleo.adapters.")))
     names = [
@@ -95,6 +129,8 @@ def _expected_entries() -> list[str]:
         for module in PUBLIC_MODULES
         for name in importlib.import_module(module).__all__
     ]
+    if members:
+        names += list(_public_members())
     fixtures = [n for n, o in vars(plugin).items() if isinstance(o, FixtureFunctionDefinition)]
     names += [f"fixture-{name}" for name in fixtures]
     names += [f"marker-{option}" for option in plugin.MARKER_OPTIONS]
@@ -104,9 +140,25 @@ def _expected_entries() -> list[str]:
     return names
 
 
+def test_every_public_member_has_a_docstring() -> None:
+    if importlib.util.find_spec("griffe") is None and not os.environ.get("CI"):
+        pytest.skip("griffe is not installed: pip install -e '.[docs]'")
+    members = _public_members()
+    # Guards the walk: were it to find nothing, the check below could not fail.
+    assert {
+        "pytest_nucleo.testing.FakeUpstream.get",
+        "pytest_nucleo.testing.FakeRoute.respond",
+        "pytest_nucleo.testing.ToolContract.tool",  # a class attribute
+        "pytest_nucleo.RateLimiter.max_requests",  # set by __init__
+        "pytest_nucleo.testing.FakeRoute.calls",  # a property
+    } <= set(members)
+    bare = [path for path, member in members.items() if not member.docstring]
+    assert not bare, f"public members without a docstring: {bare}"
+
+
 def test_the_plugin_has_what_the_reference_page_lists() -> None:
     # Guards the discovery below: were it to find nothing, the test after it could not fail.
-    expected = _expected_entries()
+    expected = _expected_entries(members=False)
     assert {"fixture-fake_upstream", "fixture-llm_snapshot", "marker-allow_network"} <= set(
         expected
     )
@@ -132,3 +184,17 @@ def test_no_entry_is_documented_under_a_private_path(site: Path) -> None:
     # second entry for one object, under a path no reader imports.
     private = [name for name in _entries(site) if re.search(r"(^|\.)_[a-z]", name)]
     assert not private, private
+
+
+def test_library_types_in_signatures_link_to_their_libraries_docs(site: Path) -> None:
+    # Through the inventories docs/_ext/inventories.py hands mkdocstrings (the build is offline).
+    pages = "".join(
+        page.read_text(encoding="utf-8") for page in (site / "reference").rglob("*.html")
+    )
+    for href in (
+        "https://www.python-httpx.org/api/#response",
+        "https://docs.python.org/3/library/collections.abc.html#collections.abc.Mapping",
+        "https://hypothesis.readthedocs.io/en/latest/reference/strategies.html"
+        "#hypothesis.strategies.SearchStrategy",
+    ):
+        assert f'href="{href}"' in pages, href

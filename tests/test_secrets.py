@@ -8,7 +8,9 @@ import random
 import re
 
 import pytest
+from secret_canaries import KEY_FORMATS
 
+from pytest_nucleo import ExternalServiceException, http_exception
 from pytest_nucleo._secrets import MASK, redact
 
 
@@ -230,5 +232,37 @@ def test_ordinary_words_near_the_new_shapes_stay_visible() -> None:
     text = (
         "ASK the TASK SKU team; services/teams and webhooks docs; glossary-of-terms; "
         "hf_ is a prefix; npm_config is set; the sk_ prefix; Q~ is odd; time 12:30:45"
+    )
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(("name", "token"), KEY_FORMATS, ids=[name for name, _ in KEY_FORMATS])
+def test_each_key_format_is_masked_in_a_url_a_header_a_body_and_a_message(
+    name: str, token: str
+) -> None:
+    # Places where no key name gives the credential away: only its shape can.
+    planted = [
+        f"GET https://api.example/v1/{token}/orders failed",
+        f"X-Upstream-Echo: {token}",
+        json.dumps({"detail": "refused", "value": token}),
+    ]
+    for text in planted:
+        masked = redact(text)
+        assert token[-16:] not in masked, (text, masked)
+        assert MASK in masked
+    failures = [
+        ExternalServiceException("Shop", f"the call failed with {token}"),
+        http_exception("Shop", f"https://shop.example/v1/{token}", 502, json.dumps({"v": token})),
+    ]
+    for failure in failures:
+        for shown in (str(failure), repr(failure), failure.explain_to_llm()):
+            assert token[-16:] not in shown, shown
+
+
+def test_words_that_start_like_the_key_formats_stay_visible() -> None:
+    text = (
+        "a key-value store; key-3f is short; secret_sauce and secret_key_base; the dapi module; "
+        "ya29. alone; xai-grok; shpat_ is a prefix; lin_api_docs; PMAK-1; HRKU-AA; ATATT3x; "
+        "GOCSPX-x; sq0atp-short; gsk_short; dop_v1_abc"
     )
     assert redact(text) == text

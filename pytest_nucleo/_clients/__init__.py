@@ -20,6 +20,11 @@ from ._kinds import Transport
 if TYPE_CHECKING:
     from pytest_nucleo._status import Headers
 
+# The standard library's client: urllib.error, http.client, and the socket's own errors they
+# let out (a read timeout is a bare TimeoutError), which ``_urllib`` tells by where they were
+# raised.
+_STDLIB = ("urllib", "http", "builtins", "socket", "ssl")
+
 # Top-level package of a client's classes -> our module that reads them.
 _SUPPORT = {
     "httpx": "_httpx",
@@ -27,6 +32,7 @@ _SUPPORT = {
     "requests": "_requests",
     "urllib3": "_urllib3",
     "aiohttp": "_aiohttp",
+    **dict.fromkeys(_STDLIB, "_urllib"),
 }
 
 
@@ -54,12 +60,26 @@ class TransportSeen(NamedTuple):
     """The host called, when the exception knows it but not the URL."""
 
 
+class UndecodedAnswer(NamedTuple):
+    """A 2xx answer that the tool asked its client to decode as JSON, and was not JSON (a
+    login page): the service answered, with something else."""
+
+    view: ResponseView
+    content_type: str | None
+    reason: str
+    """The decoder's error, by its class name."""
+
+
+Seen = TransportSeen | ResponseView | UndecodedAnswer
+
+
 class ClientSupport(Protocol):
     """What one client's module offers (each is a module with these two functions)."""
 
-    def transport_failure(self, exc: BaseException) -> TransportSeen | ResponseView | None:
+    def transport_failure(self, exc: BaseException) -> Seen | None:
         """The kind of transport failure ``exc`` is; the response an exception raised for a
-        received status carries; or None for an exception that is neither."""
+        received status carries; the answer a decoding error was raised for; or None for an
+        exception that is none of them."""
 
     def read_response(self, obj: object) -> ResponseView | None:
         """What ``obj`` answered, or None when it is not this client's response. Raises
@@ -78,7 +98,7 @@ def support_for(obj: object) -> ClientSupport | None:
     return _support_of(obj)
 
 
-def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None:
+def transport_failure(exc: BaseException) -> Seen | None:
     """See :meth:`ClientSupport.transport_failure`; None for an exception of no known client."""
     support = support_for(exc)
     if support is None:
@@ -98,5 +118,5 @@ def read_response(obj: object) -> ResponseView | None:
 
 
 def clients() -> tuple[str, ...]:
-    """The top-level packages of the clients the runtime understands."""
-    return tuple(_SUPPORT)
+    """The clients the runtime understands, by the name a user knows them by."""
+    return (*(name for name in _SUPPORT if name not in _STDLIB), "urllib")

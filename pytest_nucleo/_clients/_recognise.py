@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pytest_nucleo._exceptions import LLMReadableCheckedException
 
-from . import ResponseView, transport_failure
+from . import ResponseView, UndecodedAnswer, transport_failure
 from ._kinds import host_of, service_host, transport_exception
 
 
@@ -22,7 +22,12 @@ def client_failure(
     if seen is None:
         return None
     failure: LLMReadableCheckedException
-    if isinstance(seen, ResponseView):
+    if isinstance(seen, UndecodedAnswer):
+        from pytest_nucleo._client import not_json_exception
+
+        named = service or service_host(seen.view.host) or f"called by {component}"
+        failure = not_json_exception(named, seen.view, seen.content_type, seen.reason)
+    elif isinstance(seen, ResponseView):
         from pytest_nucleo._status import (
             http_exception,  # imports httpx: only once a response is seen
         )

@@ -7,7 +7,7 @@ from typing import Any
 import requests
 from requests import exceptions as r
 
-from . import ResponseView, TransportSeen
+from . import ResponseView, Seen, TransportSeen, UndecodedAnswer
 from . import transport_failure as _any_client
 from ._hooks import FailureCheck
 from ._httpx_api import caused_by_tls
@@ -47,10 +47,14 @@ def transport_kind(exc: BaseException) -> Transport | None:
     return kind
 
 
-def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None:
+def transport_failure(exc: BaseException) -> Seen | None:
     response = getattr(exc, "response", None)
     if isinstance(exc, r.HTTPError) and isinstance(response, requests.Response):
         return read_response(response)  # raised by raise_for_status(): an answer was received
+    if isinstance(exc, r.JSONDecodeError):
+        answer = _decoded_by(exc)
+        if answer is not None:
+            return answer
     kind = transport_kind(exc)
     if kind is None:
         return None
@@ -60,6 +64,21 @@ def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None
     return TransportSeen(
         kind, method if isinstance(method, str) else None, url if isinstance(url, str) else None
     )
+
+
+def _decoded_by(exc: BaseException) -> UndecodedAnswer | None:
+    """The 2xx answer whose ``.json()`` raised ``exc``. The error does not carry it, but the
+    frame of ``Response.json`` that raised it does."""
+    tb = exc.__traceback__
+    while tb is not None:
+        response = tb.tb_frame.f_locals.get("self")
+        if isinstance(response, requests.Response) and 200 <= response.status_code <= 299:
+            view = read_response(response)
+            if view is not None:
+                content_type = response.headers.get("content-type")
+                return UndecodedAnswer(view, content_type, type(exc).__name__)
+        tb = tb.tb_next
+    return None
 
 
 def read_response(obj: object) -> ResponseView | None:

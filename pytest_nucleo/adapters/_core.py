@@ -77,14 +77,23 @@ class RunnerOptions(TypedDict, total=False):
     """
 
     name: str
+    """The name the model calls the tool by, and the one its failure texts use."""
     limiters: Iterable[RateLimiter]
+    """The rate limiters asked before each call, as for :func:`~pytest_nucleo.run_tool`."""
     retries: int
+    """Attempts after the first on a retry signal, as for :func:`~pytest_nucleo.run_tool`."""
     backoff: float
+    """The first wait between attempts, in seconds, doubled each time."""
     max_backoff: float
+    """The longest wait between attempts, in seconds."""
     timeout: float
+    """Seconds each call may take, as for :func:`~pytest_nucleo.arun_tool`."""
     cancel: CancelToken
+    """A :class:`~pytest_nucleo.CancelToken` that stops the call."""
     clock: Clock
+    """The clock the runner waits on (a :class:`~pytest_nucleo.FakeClock` in tests)."""
     text_limit: int
+    """The most characters of a success text."""
 
 
 RUNNER_OPTIONS = tuple(RunnerOptions.__annotations__)

@@ -247,11 +247,17 @@ class ToolCallReceived:
     """
 
     is_error: bool
+    """``status == "error"``."""
     status: str
+    """The ``ToolMessage`` status, LangChain's error channel: ``"success"`` or ``"error"``."""
     text: str
+    """The message content as the model reads it."""
     name: str | None
+    """The tool name the message carries."""
     tool_call_id: str
+    """The id of the tool call the message answers."""
     message: ToolMessage = dataclasses.field(repr=False, compare=False)
+    """The ``ToolMessage`` itself, for anything else."""
 
 
 def _tool_call(tool: BaseTool, args: Mapping[str, Any] | None, call_id: str) -> ToolCall:

@@ -228,8 +228,11 @@ class MCPReceived:
     """
 
     is_error: bool
+    """The result's ``isError`` flag."""
     text: str
+    """The text content blocks joined by a newline (another kind of block as ``[<type> content]``)."""
     channel: Literal["result", "error result"]
+    """``"error result"`` or ``"result"``."""
 
     @classmethod
     def from_result(cls, result: CallToolResult) -> MCPReceived:

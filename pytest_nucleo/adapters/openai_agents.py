@@ -113,6 +113,7 @@ class ToolFailureText(str):
     """
 
     exception: LLMReadableException | None
+    """The failure the text explains; None when the SDK's own error was turned into text."""
 
     def __new__(cls, text: str, exception: LLMReadableException | None = None) -> ToolFailureText:
         made = super().__new__(cls, text)
@@ -305,8 +306,11 @@ class AgentsReceived:
     """
 
     is_error: bool
+    """Whether the call failed (the model itself gets no such flag)."""
     text: str
+    """The ``output`` of the ``function_call_output`` item, byte for byte."""
     channel: str = CHANNEL
+    """The item type, ``"function_call_output"`` for success and failure alike."""
 
 
 async def arun_through_agents(

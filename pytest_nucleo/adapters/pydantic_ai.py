@@ -52,7 +52,7 @@ import dataclasses
 import functools
 import inspect
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal, NoReturn, TypeVar, Unpack, cast, overload
 
 from pydantic_ai import Agent, ModelRetry, RunContext, Tool, ToolFailed, capture_run_messages
@@ -69,8 +69,13 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.toolsets import AbstractToolset
 
-from pytest_nucleo._exceptions import LLMReadableRuntimeException
+from pytest_nucleo._exceptions import (
+    CORRECTABLE_HINT,
+    UNCORRECTABLE_HINT,
+    LLMReadableRuntimeException,
+)
 from pytest_nucleo._runner import ToolResult, run_sync
 from pytest_nucleo.adapters._core import (
     RUNNER_OPTIONS,
@@ -89,6 +94,7 @@ __all__ = [
     "ModelReceived",
     "acall_through_agent",
     "call_through_agent",
+    "keep_mcp_failures",
     "make_tool",
     "wrap_tool",
 ]
@@ -320,10 +326,15 @@ class ModelReceived:
     """
 
     channel: Channel
+    """The ``ToolReturnPart.outcome``: ``'retried'``, ``'failed'`` or ``'success'``."""
     is_error: bool
+    """True for the two error channels."""
     text: str
+    """What a provider with a native error channel sends: the content unchanged."""
     wrapped_text: str
+    """What a provider without one sends: ``{"error":"<text>"}`` for a failure."""
     part: ToolReturnPart = dataclasses.field(compare=False, repr=False)
+    """The ``ToolReturnPart`` itself, for anything else."""
 
 
 class _ScriptedModel:
@@ -358,7 +369,11 @@ class _ScriptedModel:
         return ModelResponse(parts=[TextPart("done")])
 
 
-def _agent(tool: Callable[..., Any] | Tool[Any], script: _ScriptedModel) -> Agent[None, str]:
+def _agent(
+    tool: Callable[..., Any] | Tool[Any] | AbstractToolset[Any], script: _ScriptedModel
+) -> Agent[None, str]:
+    if isinstance(tool, AbstractToolset):
+        return Agent(FunctionModel(script), toolsets=[tool])
     return Agent(FunctionModel(script), tools=[tool])
 
 
@@ -383,12 +398,14 @@ def _received(script: _ScriptedModel, messages: list[ModelMessage]) -> ModelRece
 
 
 def call_through_agent(
-    tool: Callable[..., Any] | Tool[Any], arguments: Mapping[str, Any] | None = None
+    tool: Callable[..., Any] | Tool[Any] | AbstractToolset[Any],
+    arguments: Mapping[str, Any] | None = None,
 ) -> ModelReceived:
     """Run ``tool`` once through a real pydantic-ai ``Agent`` and return what the model receives.
 
     For tests: the agent's model is pydantic-ai's ``FunctionModel``, scripted to call ``tool``
-    (a function registered as with ``tool_plain``, or a ``Tool``) with ``arguments`` and to read
+    (a function registered as with ``tool_plain``, a ``Tool``, or a toolset of one tool such as
+    an ``MCPToolset``) with ``arguments`` and to read
     the next request, inside ``capture_run_messages``. No network. Pass the wrapped tool to test
     what your users get; an unwrapped one shows pydantic-ai's own handling (a foreign exception
     then propagates from this call, as it ends a real run). Under a running event loop use
@@ -398,10 +415,43 @@ def call_through_agent(
 
 
 async def acall_through_agent(
-    tool: Callable[..., Any] | Tool[Any], arguments: Mapping[str, Any] | None = None
+    tool: Callable[..., Any] | Tool[Any] | AbstractToolset[Any],
+    arguments: Mapping[str, Any] | None = None,
 ) -> ModelReceived:
     """:func:`call_through_agent` for async tests: ``await`` it under a running event loop."""
     script = _ScriptedModel(arguments)
     with capture_run_messages() as messages:
         await _agent(tool, script).run("Call the tool.")
     return _received(script, messages)
+
+
+async def keep_mcp_failures(
+    ctx: RunContext[Any],
+    call_tool: Callable[[str, dict[str, Any]], Awaitable[Any]],
+    name: str,
+    tool_args: dict[str, Any],
+) -> Any:
+    """A ``process_tool_call`` hook for pydantic-ai's ``MCPToolset`` that keeps the difference
+    between a failure the model can correct and one it cannot.
+
+    ``MCPToolset(client, process_tool_call=keep_mcp_failures)``. The toolset turns every MCP
+    ``isError`` result into one channel (``tool_error_behavior``: a retry by default, so a 429,
+    a timeout and a bug all spend the tool's retry budget and invite the same call again). Our
+    MCP tools (:func:`pytest_nucleo.adapters.mcp.mcp_tool`) end every failure text with the
+    hint line, so this hook reads it: an uncorrectable failure becomes ``ToolFailed`` (the model
+    reads the same text, no retry spent), a correctable one stays a ``ModelRetry``. A failure
+    whose text has no uncorrectable hint (a server of someone else's, a protocol error) keeps
+    the toolset's own channel.
+    """
+    try:
+        return await call_tool(name, tool_args)
+    except ModelRetry as retry:
+        if retry.message.endswith(UNCORRECTABLE_HINT):
+            raise ToolFailed(retry.message) from retry
+        raise
+    except ToolFailed as failed:
+        if failed.message.endswith(UNCORRECTABLE_HINT):
+            raise
+        if failed.message.endswith(CORRECTABLE_HINT):
+            raise ModelRetry(failed.message) from failed
+        raise

@@ -29,9 +29,13 @@ class UpstreamFailure:
     """
 
     service: str
+    """The service that failed."""
     detail: str
+    """What went wrong, for logs and :class:`LimiterStats`."""
     status: int | None = None
+    """The HTTP status; None when no response came back."""
     retry_after: float | None = None
+    """The seconds the server asked us to wait; None when it did not say."""
 
     def __post_init__(self) -> None:
         check_seconds(self.retry_after)

@@ -19,15 +19,14 @@ import math
 import threading
 import weakref
 from collections.abc import Iterable, Mapping
-from typing import NewType, TypeGuard, cast
+from typing import Any, NewType, TypeGuard, cast
 
 from pytest_nucleo._clock import SYSTEM_CLOCK, Clock
 from pytest_nucleo._exceptions import check_seconds
 
 from ._circuit import State
 from ._failure import UpstreamFailure
-from ._machine import Reservation, Rules, Settings
-from ._refusal import LimiterRefusalException
+from ._machine import Rules, Settings
 from ._state import LimiterState
 from ._stores import LimiterStore, LocalState, StateKeeper
 from ._window import MAIN_BUDGET, Budget
@@ -57,14 +56,23 @@ class LimiterStats:
     the store was unreachable."""
 
     state: State
+    """The circuit: ``"closed"``, ``"open"`` or ``"half-open"``."""
     throttle_level: float
+    """How far the limiter has slowed down: 0 is the nominal rate."""
     effective_window_seconds: float
+    """The window in force: ``window_seconds x (1 + throttle_level)``."""
     cooldown_seconds: float
+    """The wait before the next probe once the circuit is open."""
     successes: int
+    """Calls reported as successes."""
     failures: int
+    """Calls reported as upstream failures."""
     refusals: int
+    """Calls the limiter refused."""
     last_failure: UpstreamFailure | None
+    """The last upstream failure reported; None when none was."""
     fallbacks: int = 0
+    """Decisions this process made alone while the shared store was unreachable."""
 
 
 def _check(name: str, setting: str, value: float, rule: str, ok: bool) -> None:
@@ -163,25 +171,42 @@ class RateLimiter:
             )
 
         self.name = name
+        """The limiter's name; on a shared store, limiters of one name share their state."""
         self.max_requests = max_requests
+        """Calls per ``window_seconds`` at the nominal rate."""
         self.window_seconds = float(window_seconds)
+        """The nominal window, in seconds."""
         self.clock: Clock = clock if clock is not None else SYSTEM_CLOCK
+        """The clock the limiter reads and waits on."""
         self.failure_step = float(failure_step)
+        """Throttle added per upstream failure."""
         self.max_throttle = float(max_throttle)
+        """The highest throttle level."""
         self.recovery_step = float(recovery_step)
+        """Throttle taken off per ``successes_per_step`` successes."""
         self.successes_per_step = successes_per_step
+        """Successes per recovery step."""
         self.quiet_seconds = float(quiet_seconds)
+        """Seconds without a failure after which each success takes ``quiet_recovery_step`` off."""
         self.quiet_recovery_step = float(quiet_recovery_step)
+        """Throttle taken off per success once the upstream has been quiet."""
         self.failures_to_open = failures_to_open
+        """Failures at the maximum level that open the circuit."""
         self.cooldown_seconds = float(cooldown_seconds)
+        """The first wait before a probe once the circuit opens."""
         self.max_cooldown_seconds = float(max_cooldown_seconds)
+        """The longest wait before a probe, however many probes failed."""
         self.probe_timeout_seconds = float(probe_timeout_seconds)
+        """How long a probe that has not reported back blocks the next one."""
         self.max_wait_seconds = float(max_wait_seconds)
+        """The longest a caller is held; a longer wait is refused."""
         self.budgets: tuple[Budget, ...] = (
             Budget(MAIN_BUDGET, max_requests, self.window_seconds),
             *extra,
         )
+        """Every budget, the main one (``"requests"``) first."""
         self.store = store
+        """Where the state lives; None: this process."""
 
         self._rules = rules = Rules(
             Settings(
@@ -201,9 +226,13 @@ class RateLimiter:
             )
         )
         # The process's own state: the whole state without a store, the fallback with one.
-        self._local = LocalState(rules.fresh(), self.clock)
+        self._local = LocalState(rules, self.clock)
         self._keeper: StateKeeper = (
             self._local if store is None else store.bind(rules, self.clock, self._local)
+        )
+        # The keeper of the blocking methods: the same, or one that says to await instead.
+        self._blocking: StateKeeper = (
+            _AwaitableOnly(name) if self._keeper.is_async else self._keeper
         )
         self._one = (1,) + (0,) * len(extra)
         with _LIVE_LOCK:
@@ -214,7 +243,7 @@ class RateLimiter:
         built, settings kept. The pytest plugin does this before each test to the limiters that
         already exist, so one test's failures never switch a shared limiter off for the next.
         A shared store's state (:class:`RedisStore`) is the fleet's and is left as it is."""
-        self._local.reset(self._rules.fresh())
+        self._local.reset()
         if self._keeper is not self._local:
             self._keeper.forget_local()
 
@@ -229,6 +258,7 @@ class RateLimiter:
 
     @property
     def throttle_level(self) -> float:
+        """The throttle level now: 0 is the nominal rate."""
         if self._keeper is self._local:
             return self._local.state.level
         return self.stats().throttle_level
@@ -243,13 +273,13 @@ class RateLimiter:
     def stats(self) -> LimiterStats:
         """A consistent snapshot of the state and of the counts since creation (on a shared
         store: since the state was created by the first process)."""
-        return self._sync().run(self._snapshot, read=True)
+        return self._blocking.read(self._snapshot)
 
     async def astats(self) -> LimiterStats:
         """:meth:`stats` for asyncio (needed with an asyncio Redis client)."""
-        return await self._keeper.arun(self._snapshot, read=True)
+        return await self._keeper.aread(self._snapshot)
 
-    def _snapshot(self, state: LimiterState, now: float) -> LimiterStats:
+    def _snapshot(self, state: LimiterState) -> LimiterStats:
         return LimiterStats(
             state=state.circuit.state,
             throttle_level=state.level,
@@ -281,10 +311,9 @@ class RateLimiter:
 
         ``units``: what the call takes of the main budget (1), or a mapping from budget names
         to units (the main budget, ``"requests"``, takes 1 unless the mapping names it)."""
-        takes = self._one if type(units) is int and units == 1 else self._takes(units)
-        keeper = self._keeper if not self._keeper.is_async else self._sync()
-        rules = self._rules
-        reserved = keeper.run(lambda s, now: rules.reserve(s, now, takes), admission=True)
+        takes = self._one if units == 1 and type(units) is int else self._takes(units)
+        keeper = self._blocking
+        reserved = keeper.reserve(takes)
         if type(reserved) is not tuple:
             raise reserved  # type: ignore[misc]  # a refusal: a fresh exception each time
         permit, wait, start = reserved
@@ -293,28 +322,28 @@ class RateLimiter:
                 self.clock.sleep(wait)
             except BaseException:
                 # No call was made: its slots go to the next callers.
-                keeper.run(lambda s, _: rules.unreserve(s, start, takes))
-                self.release(Permit(permit))
+                keeper.unreserve(start, takes)
+                self.release(permit)  # type: ignore[arg-type]
                 raise
-        return Permit(permit)
+        return permit  # type: ignore[return-value]  # Permit(permit), without the call's cost
 
     async def aacquire(self, units: Units = 1) -> Permit:
         """:meth:`acquire` for asyncio: the wait is awaited, never blocking the loop."""
-        takes = self._takes(units)
+        takes = self._one if units == 1 and type(units) is int else self._takes(units)
         keeper = self._keeper
-        reserved = await keeper.arun(
-            lambda s, now: self._rules.reserve(s, now, takes), admission=True
-        )
-        permit, wait, start = _admitted(reserved)
+        reserved = await keeper.areserve(takes)
+        if type(reserved) is not tuple:
+            raise reserved  # type: ignore[misc]  # a refusal: a fresh exception each time
+        permit, wait, start = reserved
         if wait > 0:
             try:
                 await self.clock.asleep(wait)
             except BaseException:
                 # No call was made: its slots go to the next callers.
-                await keeper.arun(lambda s, _: self._rules.unreserve(s, start, takes))
-                await self.arelease(permit)
+                await keeper.aunreserve(start, takes)
+                await self.arelease(permit)  # type: ignore[arg-type]
                 raise
-        return permit
+        return permit  # type: ignore[return-value]  # Permit(permit), without the call's cost
 
     def _takes(self, units: Units) -> tuple[int, ...]:
         if units == 1 and type(units) is int:
@@ -344,36 +373,25 @@ class RateLimiter:
                 )
         return tuple(cast(int, takes.get(b.name, 0)) for b in budgets)
 
-    def _sync(self) -> StateKeeper:
-        if self._keeper.is_async:
-            raise TypeError(
-                f"RateLimiter {self.name!r} keeps its state through an asyncio Redis client: "
-                "use its awaitable methods (aacquire, arecord_success, arecord_failure, "
-                "arelease, astats), as arun_tool does, or give the store a redis.Redis client"
-            )
-        return self._keeper
-
     # --- outcomes -----------------------------------------------------------------------
 
     def record_success(self, permit: Permit | None = None) -> None:
         """The call admitted with ``permit`` succeeded: recover a little; close after a probe."""
-        keeper = self._keeper if not self._keeper.is_async else self._sync()
-        succeed = self._rules.succeed
-        keeper.run(lambda s, now: succeed(s, now, permit))
+        self._blocking.succeed(permit)
 
     async def arecord_success(self, permit: Permit | None = None) -> None:
         """:meth:`record_success` for asyncio."""
-        await self._keeper.arun(lambda s, now: self._rules.succeed(s, now, permit))
+        await self._keeper.asucceed(permit)
 
     def record_failure(self, failure: UpstreamFailure, permit: Permit | None = None) -> None:
         """The call admitted with ``permit`` failed upstream with ``failure``: slow down, open
         the circuit when failures go on at the maximum throttle, reopen it after a failed probe,
         and admit nothing before the server's Retry-After has elapsed."""
-        self._sync().run(lambda s, now: self._rules.fail(s, now, failure, permit))
+        self._blocking.fail(failure, permit)
 
     async def arecord_failure(self, failure: UpstreamFailure, permit: Permit | None = None) -> None:
         """:meth:`record_failure` for asyncio."""
-        await self._keeper.arun(lambda s, now: self._rules.fail(s, now, failure, permit))
+        await self._keeper.afail(failure, permit)
 
     def release(self, permit: Permit | None = None, *, retry_after: float | None = None) -> None:
         """The call admitted with ``permit`` ended without news of the upstream (it failed for
@@ -381,21 +399,29 @@ class RateLimiter:
         probe frees its place. A ``retry_after`` the server suggested (a retry signal's) is
         honoured all the same: no call is admitted before it elapses."""
         check_seconds(retry_after)
-        self._sync().run(lambda s, now: self._rules.release(s, now, permit, retry_after))
+        self._blocking.release(permit, retry_after)
 
     async def arelease(
         self, permit: Permit | None = None, *, retry_after: float | None = None
     ) -> None:
         """:meth:`release` for asyncio."""
         check_seconds(retry_after)
-        await self._keeper.arun(lambda s, now: self._rules.release(s, now, permit, retry_after))
+        await self._keeper.arelease(permit, retry_after)
 
 
-def _admitted(reserved: Reservation | LimiterRefusalException) -> tuple[Permit, float, float]:
-    if isinstance(reserved, LimiterRefusalException):
-        raise reserved
-    permit, wait, start = reserved
-    return Permit(permit), wait, start
+class _AwaitableOnly:
+    """The blocking methods of a limiter whose store is on an asyncio client: each says to
+    use the awaitable one instead."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        raise TypeError(
+            f"RateLimiter {self.name!r} keeps its state through an asyncio Redis client: "
+            "use its awaitable methods (aacquire, arecord_success, arecord_failure, "
+            "arelease, astats), as arun_tool does, or give the store a redis.Redis client"
+        )
 
 
 def _check_budgets(name: str, budgets: Iterable[Budget]) -> tuple[Budget, ...]:

@@ -2,14 +2,16 @@
 
 :class:`Rules` changes a :class:`LimiterState` at a time ``now`` that it is given; it never
 reads a clock, takes a lock or talks to a store. The in-process store runs these changes under
-a lock; the Redis store runs the very same changes inside an optimistic transaction. So the
-in-process limiter and the shared one cannot drift apart: there is one state machine.
+a lock, in place. The Redis store runs the same steps as a server-side script (``_step.lua``,
+the same names step for step), and the test suite holds the two together: every rule is
+tested against both stores, and a property test drives both with the same random calls.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 
 from pytest_nucleo._retry_after import RETRY_AFTER_CAP
 
@@ -43,13 +45,33 @@ class Settings:
 
 
 class Rules:
-    __slots__ = ("longest", "main", "s", "smallest", "widest")
+    __slots__ = (
+        "capacity",
+        "longest",
+        "main",
+        "max_wait",
+        "reserve",
+        "s",
+        "smallest",
+        "span",
+        "widest",
+        "widest_main",
+    )
+
+    reserve: Callable[[LimiterState, float, tuple[int, ...]], Reservation | LimiterRefusalException]
+    """Admission: a permit, its wait and its start, after taking ``takes`` (units per budget,
+    in the limiter's order) from the windows; or the refusal, counted."""
 
     def __init__(self, settings: Settings) -> None:
         self.s = settings
         self.main = settings.budgets[0]
         self.smallest = min(b.max_units for b in settings.budgets)  # a larger take may not fit
         self.widest = 1.0 + settings.max_throttle  # how far the throttle can widen a window
+        self.reserve = self._reserve_one if len(settings.budgets) == 1 else self._reserve_many
+        self.widest_main = self.main.window_seconds * self.widest
+        self.max_wait = settings.max_wait_seconds
+        self.capacity = self.main.max_units  # the main budget's, read on every admission
+        self.span = self.main.window_seconds
         s = settings
         quiet = s.quiet_seconds if math.isfinite(s.quiet_seconds) else 0.0
         self.longest = max(
@@ -71,14 +93,9 @@ class Rules:
         """The main budget's window in force."""
         return self.main.window_seconds * (1.0 + state.level)
 
-    def keep_for(self, state: LimiterState, now: float) -> float:
-        """How long a shared store keeps the state after its last change: well past the
-        longest span any rule looks back or ahead, so only an idle limiter's state expires."""
-        return 2.0 * max(self.longest, state.blocked_until - now)
-
     # --- admission ----------------------------------------------------------------------
 
-    def reserve(
+    def _reserve_many(
         self, state: LimiterState, now: float, takes: tuple[int, ...]
     ) -> Reservation | LimiterRefusalException:
         budgets = self.s.budgets
@@ -86,55 +103,82 @@ class Rules:
             for budget, units in zip(budgets, takes, strict=True):
                 if units > budget.max_units:
                     return self.refuse(state, "too-large", 0.0, budget=budget, units=units)
+        permit = self._permit(state, now)
+        if isinstance(permit, LimiterRefusalException):
+            return permit
+        factor = 1.0 + state.level
+        windows = state.windows
+        # The earliest start the windows allow: in turn, within every budget.
+        paced = max(
+            window.earliest(
+                now, units, b.window_seconds * factor, b.window_seconds * self.widest, b.max_units
+            )
+            if units
+            else now
+            for window, b, units in zip(windows, budgets, takes, strict=True)
+        )
+        start = max(paced, state.blocked_until)
+        wait = start - now
+        if wait > self.s.max_wait_seconds:
+            return self._too_long(state, permit, paced, wait)
+        # Every budget takes its units in this one change, or none does.
+        for window, units in zip(windows, takes, strict=True):
+            if units:
+                window.add(start, units)
+        if permit < 0:
+            state.circuit.probe_started = start  # the probe's time runs from its admission
+        return permit, wait, start
+
+    def _reserve_one(
+        self, state: LimiterState, now: float, takes: tuple[int, ...]
+    ) -> Reservation | LimiterRefusalException:
+        """:attr:`reserve` for a limiter of one budget, the common case, without loops: on the
+        path of every admission, so each step here is paid for by every call."""
+        units = takes[0]
+        if units > self.capacity:
+            return self.refuse(state, "too-large", 0.0, budget=self.main, units=units)
+        if not units:
+            return self._reserve_many(state, now, takes)  # a take of nothing: no window
         circuit = state.circuit
         if circuit.state == CLOSED:
             permit = circuit.epoch
         else:
-            probe = circuit.admit_probe(now, self.s.probe_timeout_seconds)
-            if isinstance(probe, tuple):
-                reason, until = probe
-                if reason == "open":
-                    until = max(until, state.blocked_until)
-                return self.refuse(state, reason, until - now)
+            probe = self._permit(state, now)
+            if isinstance(probe, LimiterRefusalException):
+                return probe
             permit = probe
-        factor = 1.0 + state.level
-        windows = state.windows
-        # The earliest start the windows allow: in turn, within every budget. (One budget is
-        # the common case, and loops cost more than the bookkeeping itself: it goes first.)
-        if len(takes) == 1:
-            paced = self._paced(windows[0], budgets[0], now, takes[0], factor)
-        else:
-            paced = max(
-                self._paced(window, budget, now, units, factor)
-                for window, budget, units in zip(windows, budgets, takes, strict=True)
-            )
-        start = max(paced, state.blocked_until)
-        wait = start - now
-        if wait > self.s.max_wait_seconds:
-            if permit < 0:
-                circuit.probe = None
-            # "held" only when the server's pause, not the window, is what is too long.
-            return self.refuse(state, "held" if state.blocked_until > paced else "wait", wait)
-        # Every budget takes its units in this one change, or none does.
-        if len(takes) == 1:
-            if takes[0]:
-                windows[0].add(start, takes[0])
-        else:
-            for window, units in zip(windows, takes, strict=True):
-                if units:
-                    window.add(start, units)
+        span = self.span * (1.0 + state.level)
+        window = state.windows[0]
+        start = window.take(
+            now, units, span, self.widest_main, self.capacity, state.blocked_until, self.max_wait
+        )
+        if start is None:  # too far: refused, nothing taken
+            paced = window.earliest(now, units, span, self.widest_main, self.capacity)
+            return self._too_long(state, permit, paced, max(paced, state.blocked_until) - now)
         if permit < 0:
             circuit.probe_started = start  # the probe's time runs from its admission
-        return permit, wait, start
+        return permit, start - now, start
 
-    def _paced(
-        self, window: SlidingWindow, budget: Budget, now: float, units: int, factor: float
-    ) -> float:
-        if not units:
-            return now
-        span = budget.window_seconds * factor
-        window.forget(now, span, budget.window_seconds * self.widest, budget.max_units)
-        return window.earliest(now, units, span, budget.max_units)
+    def _permit(self, state: LimiterState, now: float) -> int | LimiterRefusalException:
+        """The permit of a call: the circuit's epoch while closed, else a probe's, if any."""
+        circuit = state.circuit
+        if circuit.state == CLOSED:
+            return circuit.epoch
+        probe = circuit.admit_probe(now, self.s.probe_timeout_seconds)
+        if isinstance(probe, tuple):
+            reason, until = probe
+            if reason == "open":
+                until = max(until, state.blocked_until)
+            return self.refuse(state, reason, until - now)
+        return probe
+
+    def _too_long(
+        self, state: LimiterState, permit: int, paced: float, wait: float
+    ) -> LimiterRefusalException:
+        if permit < 0:
+            state.circuit.probe = None
+        # "held" only when the server's pause, not the window, is what is too long.
+        return self.refuse(state, "held" if state.blocked_until > paced else "wait", wait)
 
     def unreserve(self, state: LimiterState, start: float, takes: tuple[int, ...]) -> None:
         """A waiter gave up before its call: its slots go to the next callers."""
@@ -151,8 +195,19 @@ class Rules:
         budget: Budget | None = None,
         units: int | None = None,
     ) -> LimiterRefusalException:
-        # A fresh exception per refusal: raising a stored one grows its traceback every time.
         state.refusals += 1
+        return self.refusal(reason, off_for, state.last_failure, budget, units)
+
+    def refusal(
+        self,
+        reason: RefusalReason,
+        off_for: float,
+        last_failure: UpstreamFailure | None,
+        budget: Budget | None = None,
+        units: int | None = None,
+    ) -> LimiterRefusalException:
+        """The refusal of a call (counted already), quoting the last failure."""
+        # A fresh exception per refusal: raising a stored one grows its traceback every time.
         main = self.main
         return LimiterRefusalException(
             self.s.name,
@@ -160,7 +215,7 @@ class Rules:
             main.window_seconds,
             max(off_for, 0.0),
             reason,
-            state.last_failure,
+            last_failure,
             self.s.max_wait_seconds if reason in ("wait", "held") else None,
             None if budget is None or budget is main else budget,
             units,
@@ -169,17 +224,18 @@ class Rules:
     # --- outcomes -----------------------------------------------------------------------
 
     def succeed(self, state: LimiterState, now: float, permit: int | None) -> None:
-        s, circuit = self.s, state.circuit
+        circuit = state.circuit
         state.successes += 1
         if permit is not None and permit < 0:
             if permit != circuit.probe:
                 return  # a probe that expired and was replaced: the new one decides
-            circuit.close(s.cooldown_seconds)
-        elif not circuit.is_current(permit):
+            circuit.close(self.s.cooldown_seconds)
+        elif not ((permit is None or permit == circuit.epoch) and circuit.state == CLOSED):
             return  # admitted before the circuit last changed: that call says nothing now
         state.failures_at_max = 0
         if state.level <= 0.0:
             return
+        s = self.s
         if now - state.quiet_from >= s.quiet_seconds:
             self._set_level(state, state.level - s.quiet_recovery_step)
             return

@@ -1,68 +1,50 @@
 """A limiter's state shared by every process that names it, kept in Redis.
 
-Why an optimistic transaction around the Python rules rather than the rules in Lua: the
-rules must exist once (``_machine``), and a Lua copy would be a second state machine to keep in
-step with the first. So each decision reads the state and the server's time, runs the rules in
-Python, and writes the result back only if nobody wrote in between: a compare-and-set on a
-version token, in a three-line script, retried with the fresh state on conflict. The state is
-one hash per limiter (``v``: the version token, ``s``: the JSON state) with an expiry, so an
-idle limiter leaves nothing behind.
+Each decision is one round trip: a server-side script (``_step.lua``, sent with ``EVALSHA``
+and loaded again when the server answers ``NOSCRIPT``; redis-py's ``register_script`` does
+both) reads the state, runs one step of the rules on it and writes it back, atomically, on
+the server's clock (its ``TIME``, read inside the script). So hosts whose clocks differ agree,
+no process works on a stale copy, and a decision never retries; a ``clock`` given to the
+store (a FakeClock in tests) replaces the server's clock.
 
-Round trips: the keeper remembers the state and version it wrote last, and estimates the
-server's time from the offset the server reported with its last reply. Its next decision is
-then a single round trip when no other process wrote meanwhile; on a conflict the script
-answers with the fresh state and the server's time, and the decision is run again on them.
-WATCH/MULTI would cost three round trips (WATCH, read, MULTI/EXEC) for the same guarantee.
+Why the rules run in Lua as well as in Python: a decision made in Python needs the state
+brought over, changed and sent back, with a compare-and-set around it, which costs a round
+trip more whenever another process wrote meanwhile, and makes a fleet conflict on every
+busy key. The step is the same state machine as ``_machine`` (the same names, step for step),
+and the two are held together by tests: every rule test runs against both stores, and a
+property test drives both with the same random calls and compares each answer.
 
-Time: every decision runs on the Redis server's clock (its ``TIME``, plus the local time
-elapsed since it was read), so hosts whose clocks differ agree; a ``clock`` given to the store
-(a FakeClock in tests) replaces it.
-
-This module imports redis only when a :class:`RedisStore` is built.
+The state is one hash per limiter (``m``: the state, packed with MessagePack) with an
+expiry, so an idle limiter leaves nothing behind. This module imports redis only when a
+:class:`RedisStore` is built.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import secrets
+import struct
 import threading
-import time
-from collections.abc import Generator
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
 
 from pytest_nucleo._clock import Clock
+from pytest_nucleo._retry_after import RETRY_AFTER_CAP
 from pytest_nucleo._text import one_line, seconds
 
-from ._state import LimiterState
-from ._stores import Change, LocalState, T
+from ._circuit import State
+from ._failure import UpstreamFailure
+from ._stores import LocalState, T, View
 
 if TYPE_CHECKING:
-    from ._machine import Rules
+    from ._machine import Reservation, Rules
+    from ._refusal import LimiterRefusalException, RefusalReason
 
 logger = logging.getLogger("pytest_nucleo")
 
-_COMPARE_AND_SET = """
-local version = redis.call('HGET', KEYS[1], 'v') or ''
-local now = redis.call('TIME')
-if version == ARGV[1] then
-  redis.call('HSET', KEYS[1], 'v', ARGV[2], 's', ARGV[3])
-  redis.call('PEXPIRE', KEYS[1], ARGV[4])
-  return {1, '', '', now[1], now[2]}
-end
-return {0, version, redis.call('HGET', KEYS[1], 's') or '', now[1], now[2]}
-"""
-
-_READ = "-"  # an expected version no write ever has (versions are hex): the script only reads
-_MAX_CONFLICTS = 1000  # a decision lost this often to other writers is made in-process instead
-
-_Request = tuple[str, str, str, int]  # expected version, new version, new state, expiry (ms)
-_Reply = tuple[bool, str, str, float]  # written, current version, current state, server time
-
-
-class _Contended(Exception):
-    pass
+_STEP = (Path(__file__).parent / "_step.lua").read_text(encoding="utf-8")
 
 
 class RedisStore:
@@ -110,6 +92,8 @@ class RedisStore:
             )
         if isinstance(client, redis.asyncio.Redis):
             self.is_async = True
+            """Whether the client is a ``redis.asyncio.Redis`` (its limiters then take the
+            awaitable methods, ``aacquire`` and the rest)."""
         elif isinstance(client, redis.Redis):
             self.is_async = False
         else:
@@ -138,12 +122,20 @@ class RedisStore:
         if clock is not None and not isinstance(clock, Clock):
             raise TypeError(f"RedisStore clock must implement Clock; got a {type(clock).__name__}")
         self.client = client
+        """The Redis client the state goes through."""
         self.prefix = prefix
+        """The first part of every key, naming the application."""
         self.fail_open = fail_open
+        """Whether a limiter decides alone (True) or refuses (False) while Redis cannot be reached."""
         self.recheck_seconds = float(recheck_seconds)
+        """How long a limiter that lost Redis waits before trying it again."""
         self.clock = clock
-        self.errors: tuple[type[BaseException], ...] = (RedisError, OSError, _Contended)
-        self._script = client.register_script(_COMPARE_AND_SET)
+        """The clock decisions are made on (tests); None: the Redis server's, read by each."""
+        self.errors: tuple[type[BaseException], ...] = (RedisError, OSError)
+        """The exceptions that mean Redis cannot be reached now."""
+        # EVALSHA, and on NOSCRIPT (a restarted or flushed server) the script is loaded again.
+        self.step = client.register_script(_STEP)
+        """The rules' step, as the server runs it (the keepers call it)."""
 
     def key(self, name: str) -> str:
         """The Redis key of the limiter ``name``: the prefix, then the name quoted, so no two
@@ -151,31 +143,54 @@ class RedisStore:
         return f"{self.prefix}:{quote(name, safe='')}"
 
     def bind(self, rules: Rules, clock: Clock, fallback: LocalState) -> SharedState:
+        """The keeper of one limiter's state in Redis (the limiter calls it; you don't)."""
         return SharedState(self, rules, clock, fallback)
 
     def __repr__(self) -> str:
         return f"RedisStore(prefix={self.prefix!r}, fail_open={self.fail_open})"
-
-    # --- the one script, both ways --------------------------------------------------------
-
-    def call(self, key: str, request: _Request) -> _Reply:
-        return _parse(self._script(keys=[key], args=request))
-
-    async def acall(self, key: str, request: _Request) -> _Reply:
-        return _parse(await self._script(keys=[key], args=request))
 
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-def _parse(reply: list[Any]) -> _Reply:
-    written, version, state, sec, usec = reply
-    return bool(written), _text(version), _text(state), int(sec) + int(usec) / 1e6
+def _failure(fields: list[Any]) -> UpstreamFailure | None:
+    """The last failure the script quoted (service, detail, status, retry_after), if any."""
+    if not fields:
+        return None
+    service, detail, status, retry_after = fields
+    return UpstreamFailure(
+        _text(service),
+        _text(detail),
+        None if status is None else int(status),
+        None if retry_after is None else float(retry_after),
+    )
+
+
+def _packed(values: Sequence[float | str]) -> bytes:
+    """``values`` as a MessagePack array of doubles and strings, which the script unpacks in
+    C (a few lines here rather than a dependency for one array)."""
+    parts = [b"\xdd" + struct.pack(">I", len(values))]
+    for value in values:
+        if isinstance(value, str):
+            data = value.encode()
+            parts.append(b"\xdb" + struct.pack(">I", len(data)) + data)
+        else:
+            parts.append(b"\xcb" + struct.pack(">d", float(value)))
+    return b"".join(parts)
+
+
+def _permit(permit: int | None) -> str:
+    return "" if permit is None else str(permit)
+
+
+def _seconds(value: float | None) -> str:
+    return "" if value is None else repr(float(value))
 
 
 class SharedState:
-    """One limiter's keeper on a :class:`RedisStore` (see the module docstring)."""
+    """One limiter's keeper on a :class:`RedisStore`: each decision one call of the script,
+    or, while Redis cannot be reached, the process's own state (see the store)."""
 
     def __init__(self, store: RedisStore, rules: Rules, clock: Clock, fallback: LocalState) -> None:
         self.store = store
@@ -184,10 +199,20 @@ class SharedState:
         self.is_async = store.is_async
         self._clock = clock
         self._fallback = fallback
-        self._lock = threading.Lock()  # the cached copy is this process's, shared by threads
-        self._version: str | None = None  # None: not read yet (or dropped after an error)
-        self._state = rules.fresh()
-        self._offset = 0.0  # the server's clock minus time.monotonic(), at its last reply
+        s = rules.s
+        settings: list[float | str] = [
+            s.failure_step, s.max_throttle, s.recovery_step, s.successes_per_step,
+            s.quiet_seconds, s.quiet_recovery_step, s.failures_to_open, s.cooldown_seconds,
+            s.max_cooldown_seconds, s.probe_timeout_seconds, s.max_wait_seconds,
+            rules.longest, RETRY_AFTER_CAP,
+        ]  # fmt: skip
+        for budget in s.budgets:
+            settings += [quote(budget.name, safe=""), budget.max_units, budget.window_seconds]
+        # The settings travel with each decision (two processes may run different settings
+        # on one state), packed once here.
+        self._settings = _packed(settings)
+        self._keys = [self.key]
+        self._lock = threading.Lock()  # the outage bookkeeping is shared by the threads
         self._kept_until = -math.inf  # local time until which the state must still exist
         self._down_until = -math.inf
         self._down = False
@@ -197,133 +222,218 @@ class SharedState:
     def fallbacks(self) -> int:
         return self._fallbacks
 
-    # --- the decision, free of I/O ----------------------------------------------------------
+    def _args(self, op: str, *args: str) -> list[str | bytes]:
+        clock = self.store.clock
+        now = "" if clock is None else repr(clock.monotonic())
+        return [op, self._settings, now, *args]
 
-    def _now(self) -> float:
-        if self.store.clock is not None:
-            return self.store.clock.monotonic()
-        return time.monotonic() + self._offset
+    # --- the replies ------------------------------------------------------------------------
 
-    def _steps(self, change: Change[T], read: bool) -> Generator[_Request, _Reply, T]:
-        budgets = self.rules.s.budgets
-        if read:
-            self._version = None  # a reading wants the fleet's state as it is now
-        for _ in range(_MAX_CONFLICTS):
-            if self._version is None:
-                self._adopt((yield (_READ, "", "", 0)))
-            if read:
-                return change(self._state, self._now())
-            now = self._now()
-            result = change(self._state, now)
-            version = secrets.token_hex(8)
-            keep = self.rules.keep_for(self._state, now)
-            expected = cast(str, self._version)
-            reply = yield (expected, version, self._state.to_json(budgets), math.ceil(keep * 1000))
-            if reply[0]:
-                self._version = version
-                self._synced(reply[3])
-                self._kept_until = self._clock.monotonic() + keep
-                return result
-            self._adopt(reply)
-        raise _Contended(f"{_MAX_CONFLICTS} writers in a row came first")
-
-    def _adopt(self, reply: _Reply) -> None:
-        """Take the state the server holds as this process's copy."""
-        _, version, text, server_time = reply
-        self._synced(server_time)
-        if version:
-            self._state = LimiterState.from_json(text, self.rules.s.budgets)
-        else:
-            if self._clock.monotonic() < self._kept_until:
+    def _answered(self, reply: list[Any], read: bool = False) -> None:
+        """Bookkeeping of every reply: a state that vanished early, and how long it is kept."""
+        with self._lock:
+            self._rejoined()
+            if not reply[0] and self._clock.monotonic() < self._kept_until:
                 logger.warning(
                     "rate limiter %s: its shared state vanished from Redis (key %s: flushed, "
                     "failed over or evicted); rebuilt as a closed circuit with no throttle",
                     self.rules.s.name,
                     self.key,
                 )
-            self._kept_until = -math.inf
-            self._state = self.rules.fresh()
-        self._version = version
+            if read:
+                if not reply[0]:
+                    self._kept_until = -math.inf
+            else:
+                self._kept_until = self._clock.monotonic() + reply[-1] / 1000
 
-    def _synced(self, server_time: float) -> None:
-        if self.store.clock is None:
-            self._offset = server_time - time.monotonic()
+    def _reservation(
+        self, reply: list[Any], takes: tuple[int, ...]
+    ) -> Reservation | LimiterRefusalException:
+        self._answered(reply)
+        if _text(reply[1]) == "admitted":
+            return int(reply[2]), float(reply[3]), float(reply[4])
+        budget_index, units = int(reply[4]), int(reply[5])
+        budget = self.rules.s.budgets[budget_index - 1] if budget_index else None
+        reason = cast("RefusalReason", _text(reply[2]))
+        return self.rules.refusal(
+            reason, float(reply[3]), _failure(reply[6:-1]), budget, units if budget else None
+        )
 
-    # --- the two drivers ---------------------------------------------------------------------
+    def _reading(self, reply: list[Any], view: View[T]) -> T:
+        self._answered(reply, read=True)
+        state = self.rules.fresh()
+        state.circuit.state = cast(State, _text(reply[1]))
+        state.level, state.circuit.cooldown = float(reply[2]), float(reply[3])
+        state.successes, state.failures, state.refusals = reply[4], reply[5], reply[6]
+        state.last_failure = _failure(reply[7:11])
+        return view(state)
 
-    def run(self, change: Change[T], *, admission: bool = False, read: bool = False) -> T:
-        with self._lock:
-            if self._clock.monotonic() >= self._down_until:
-                steps = self._steps(change, read)
-                try:
-                    request = next(steps)
-                    while True:
-                        request = steps.send(self.store.call(self.key, request))
-                except StopIteration as done:
-                    self._rejoined()
-                    return cast(T, done.value)
-                except self.store.errors as exc:
-                    self._went_down(exc)
-            return self._alone(change, admission, read)
+    # --- the decisions, blocking ------------------------------------------------------------
 
-    async def arun(self, change: Change[T], *, admission: bool = False, read: bool = False) -> T:
+    def _call(self, args: list[str | bytes]) -> list[Any] | None:
+        """The script's reply, or None when Redis cannot be reached (now or lately)."""
+        if self._clock.monotonic() < self._down_until:
+            return None
+        try:
+            return cast("list[Any]", self.store.step(keys=self._keys, args=args))
+        except self.store.errors as exc:
+            self._went_down(exc)
+            return None
+
+    def reserve(self, takes: tuple[int, ...]) -> Reservation | LimiterRefusalException:
+        reply = self._call(self._args("reserve", ",".join(map(str, takes))))
+        if reply is None:
+            return self._refuse_alone() or self._fallback.reserve(takes)
+        return self._reservation(reply, takes)
+
+    def unreserve(self, start: float, takes: tuple[int, ...]) -> None:
+        reply = self._call(self._args("unreserve", repr(start), ",".join(map(str, takes))))
+        if reply is None:
+            self._count_alone()
+            self._fallback.unreserve(start, takes)
+        else:
+            self._answered(reply)
+
+    def succeed(self, permit: int | None) -> None:
+        reply = self._call(self._args("succeed", _permit(permit)))
+        if reply is None:
+            self._count_alone()
+            self._fallback.succeed(permit)
+        else:
+            self._answered(reply)
+
+    def fail(self, failure: UpstreamFailure, permit: int | None) -> None:
+        reply = self._call(self._args("fail", *self._failure_args(failure, permit)))
+        if reply is None:
+            self._count_alone()
+            self._fallback.fail(failure, permit)
+        else:
+            self._answered(reply)
+
+    def release(self, permit: int | None, retry_after: float | None) -> None:
+        reply = self._call(self._args("release", _permit(permit), _seconds(retry_after)))
+        if reply is None:
+            self._count_alone()
+            self._fallback.release(permit, retry_after)
+        else:
+            self._answered(reply)
+
+    def read(self, view: View[T]) -> T:
+        reply = self._call(self._args("read"))
+        if reply is None:
+            return self._fallback.read(view)
+        return self._reading(reply, view)
+
+    @staticmethod
+    def _failure_args(failure: UpstreamFailure, permit: int | None) -> tuple[str, ...]:
+        status = "" if failure.status is None else str(failure.status)
+        return (
+            _permit(permit),
+            failure.service,
+            failure.detail,
+            status,
+            _seconds(failure.retry_after),
+        )
+
+    # --- the decisions, awaited -------------------------------------------------------------
+
+    async def _acall(self, args: list[str | bytes]) -> list[Any] | None:
         if not self.is_async:
-            return self.run(change, admission=admission, read=read)  # a brief blocking call
-        # Not under the thread lock: an event loop's tasks take turns between awaits, and a
-        # lost turn is a conflict the transaction retries.
-        if self._clock.monotonic() >= self._down_until:
-            steps = self._steps(change, read)
-            try:
-                request = next(steps)
-                while True:
-                    request = steps.send(await self.store.acall(self.key, request))
-            except StopIteration as done:
-                self._rejoined()
-                return cast(T, done.value)
-            except self.store.errors as exc:
-                self._went_down(exc)
-        return self._alone(change, admission, read)
+            return self._call(args)  # a brief blocking call
+        if self._clock.monotonic() < self._down_until:
+            return None
+        try:
+            return cast("list[Any]", await self.store.step(keys=self._keys, args=args))
+        except self.store.errors as exc:
+            self._went_down(exc)
+            return None
+
+    async def areserve(self, takes: tuple[int, ...]) -> Reservation | LimiterRefusalException:
+        reply = await self._acall(self._args("reserve", ",".join(map(str, takes))))
+        if reply is None:
+            return self._refuse_alone() or self._fallback.reserve(takes)
+        return self._reservation(reply, takes)
+
+    async def aunreserve(self, start: float, takes: tuple[int, ...]) -> None:
+        reply = await self._acall(self._args("unreserve", repr(start), ",".join(map(str, takes))))
+        if reply is None:
+            self._count_alone()
+            self._fallback.unreserve(start, takes)
+        else:
+            self._answered(reply)
+
+    async def asucceed(self, permit: int | None) -> None:
+        reply = await self._acall(self._args("succeed", _permit(permit)))
+        if reply is None:
+            self._count_alone()
+            self._fallback.succeed(permit)
+        else:
+            self._answered(reply)
+
+    async def afail(self, failure: UpstreamFailure, permit: int | None) -> None:
+        reply = await self._acall(self._args("fail", *self._failure_args(failure, permit)))
+        if reply is None:
+            self._count_alone()
+            self._fallback.fail(failure, permit)
+        else:
+            self._answered(reply)
+
+    async def arelease(self, permit: int | None, retry_after: float | None) -> None:
+        reply = await self._acall(self._args("release", _permit(permit), _seconds(retry_after)))
+        if reply is None:
+            self._count_alone()
+            self._fallback.release(permit, retry_after)
+        else:
+            self._answered(reply)
+
+    async def aread(self, view: View[T]) -> T:
+        reply = await self._acall(self._args("read"))
+        if reply is None:
+            return self._fallback.read(view)
+        return self._reading(reply, view)
 
     # --- outages ----------------------------------------------------------------------------
 
-    def _alone(self, change: Change[T], admission: bool, read: bool) -> T:
-        if not read:
+    def _count_alone(self) -> None:
+        with self._lock:
             self._fallbacks += 1
-        if admission and not self.store.fail_open:
-            off_for = max(self._down_until - self._clock.monotonic(), 0.0)
-            rules = self.rules
-            return cast(T, self._fallback.run(lambda s, _: rules.refuse(s, "unreachable", off_for)))
-        return self._fallback.run(change)
+
+    def _refuse_alone(self) -> LimiterRefusalException | None:
+        """A decision made alone: counted; with ``fail_open=False``, the refusal to give."""
+        self._count_alone()
+        if self.store.fail_open:
+            return None
+        off_for = max(self._down_until - self._clock.monotonic(), 0.0)
+        return self._fallback.refuse_unreachable(off_for)
 
     def forget_local(self) -> None:
-        """Forget what this process kept of the shared state (its cached copy, an outage it
-        saw, its fallback count); the fleet's state in Redis is left as it is."""
-        self._version = None
-        self._kept_until = -math.inf
-        self._down_until = -math.inf
-        self._down = False
-        self._fallbacks = 0
+        """Forget what this process kept of the shared state (an outage it saw, its fallback
+        count); the fleet's state in Redis is left as it is."""
+        with self._lock:
+            self._kept_until = -math.inf
+            self._down_until = -math.inf
+            self._down = False
+            self._fallbacks = 0
 
     def _went_down(self, exc: BaseException) -> None:
-        self._version = None  # the cached copy may hold a change that was never written
-        self._down_until = self._clock.monotonic() + self.store.recheck_seconds
-        if not self._down:
+        with self._lock:
+            self._down_until = self._clock.monotonic() + self.store.recheck_seconds
+            if self._down:
+                return
             self._down = True
-            meanwhile = (
-                "admits calls on this process's own window"
-                if self.store.fail_open
-                else "refuses calls"
-            )
-            logger.warning(
-                "rate limiter %s: its shared state in Redis (key %s) is unreachable (%s: %s); "
-                "until Redis answers again it %s, trying again every %s",
-                self.rules.s.name,
-                self.key,
-                type(exc).__name__,
-                one_line(str(exc), 200),
-                meanwhile,
-                seconds(self.store.recheck_seconds),
-            )
+        meanwhile = (
+            "admits calls on this process's own window" if self.store.fail_open else "refuses calls"
+        )
+        logger.warning(
+            "rate limiter %s: its shared state in Redis (key %s) is unreachable (%s: %s); "
+            "until Redis answers again it %s, trying again every %s",
+            self.rules.s.name,
+            self.key,
+            type(exc).__name__,
+            one_line(str(exc), 200),
+            meanwhile,
+            seconds(self.store.recheck_seconds),
+        )
 
     def _rejoined(self) -> None:
         if self._down:

@@ -63,6 +63,7 @@ class LimiterRefusalException(UncorrectableLLMException):
         Exception.__init__(self, technical)
         self._message = technical
         self.llm_message = text
+        """The model-facing message: which limiter refused and when calling again can help."""
         self._keep(
             limiter_name=limiter_name,
             max_requests=max_requests,

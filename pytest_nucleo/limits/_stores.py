@@ -1,9 +1,11 @@
 """Where a limiter's state lives: the seam between the rules and a store.
 
-A store hands each limiter a :class:`StateKeeper`, which runs a change of the rules (a
-function of the state and the time) atomically and returns what it returned. The in-process
-keeper, :class:`LocalState`, runs it under a lock on the limiter's clock; the Redis store's
-keeper runs the same function inside an optimistic transaction on the server's clock.
+A store hands each limiter a :class:`StateKeeper`, which makes the limiter's decisions
+(admit, give a slot back, record an outcome, read) atomically. The in-process keeper,
+:class:`LocalState`, runs the rules (``_machine``) on the state in place, under one lock, on
+the limiter's clock: nothing is copied, versioned or serialised, so the seam costs a method
+call. The Redis store's keeper makes each decision in one round trip, the same rules run as a
+server-side script on the server's clock.
 """
 
 from __future__ import annotations
@@ -17,15 +19,17 @@ from pytest_nucleo._clock import Clock
 from ._state import LimiterState
 
 if TYPE_CHECKING:
-    from ._machine import Rules
+    from ._failure import UpstreamFailure
+    from ._machine import Reservation, Rules
+    from ._refusal import LimiterRefusalException
 
 T = TypeVar("T")
-Change = Callable[[LimiterState, float], T]
-"""A change of the rules: reads and changes the state at a time, returns a result."""
+View = Callable[[LimiterState], T]
+"""What a reading takes of the state (a consistent snapshot, never kept)."""
 
 
 class StateKeeper(Protocol):
-    """One limiter's state, wherever it lives."""
+    """One limiter's state, wherever it lives, and the decisions made on it."""
 
     is_async: bool
     """Whether its decisions must be awaited (a store on an asyncio client)."""
@@ -35,16 +39,22 @@ class StateKeeper(Protocol):
         """Decisions made in this process alone because the shared state was unreachable."""
         ...
 
-    def run(self, change: Change[T], *, admission: bool = False, read: bool = False) -> T:
-        """Run ``change`` atomically; ``read`` when it changes nothing."""
-        ...
+    def reserve(self, takes: tuple[int, ...]) -> Reservation | LimiterRefusalException: ...
+    def unreserve(self, start: float, takes: tuple[int, ...]) -> None: ...
+    def succeed(self, permit: int | None) -> None: ...
+    def fail(self, failure: UpstreamFailure, permit: int | None) -> None: ...
+    def release(self, permit: int | None, retry_after: float | None) -> None: ...
+    def read(self, view: View[T]) -> T: ...
 
-    async def arun(self, change: Change[T], *, admission: bool = False, read: bool = False) -> T:
-        """:meth:`run`, awaiting the store."""
-        ...
+    async def areserve(self, takes: tuple[int, ...]) -> Reservation | LimiterRefusalException: ...
+    async def aunreserve(self, start: float, takes: tuple[int, ...]) -> None: ...
+    async def asucceed(self, permit: int | None) -> None: ...
+    async def afail(self, failure: UpstreamFailure, permit: int | None) -> None: ...
+    async def arelease(self, permit: int | None, retry_after: float | None) -> None: ...
+    async def aread(self, view: View[T]) -> T: ...
 
     def forget_local(self) -> None:
-        """Forget what this process kept besides the state itself (caches, outages, counts)."""
+        """Forget what this process kept besides the state itself (outages, counts)."""
         ...
 
 
@@ -60,30 +70,79 @@ class LimiterStore(Protocol):
 
 class LocalState:
     """A limiter's state in its process, under one ``threading.Lock`` held only for the
-    bookkeeping (never across the tool call or a wait)."""
+    bookkeeping (never across the tool call or a wait). Each decision reads the clock, takes
+    the lock and runs one rule on the state in place: admission is a few small calls."""
 
+    __slots__ = ("_lock", "_now", "_reserve", "rules", "state")
     is_async = False
     fallbacks = 0
 
-    def __init__(self, state: LimiterState, clock: Clock) -> None:
-        self.state = state
+    def __init__(self, rules: Rules, clock: Clock) -> None:
+        self.rules = rules
+        self.state = rules.fresh()
         self._now = clock.monotonic
+        self._reserve = rules.reserve
         self._lock = threading.Lock()
 
-    def run(self, change: Change[T], *, admission: bool = False, read: bool = False) -> T:
+    def reserve(self, takes: tuple[int, ...]) -> Reservation | LimiterRefusalException:
         now = self._now()
         with self._lock:
-            return change(self.state, now)
+            return self._reserve(self.state, now, takes)
 
-    async def arun(self, change: Change[T], *, admission: bool = False, read: bool = False) -> T:
-        return self.run(change)
+    def unreserve(self, start: float, takes: tuple[int, ...]) -> None:
+        with self._lock:
+            self.rules.unreserve(self.state, start, takes)
+
+    def succeed(self, permit: int | None) -> None:
+        now = self._now()
+        with self._lock:
+            self.rules.succeed(self.state, now, permit)
+
+    def fail(self, failure: UpstreamFailure, permit: int | None) -> None:
+        now = self._now()
+        with self._lock:
+            self.rules.fail(self.state, now, failure, permit)
+
+    def release(self, permit: int | None, retry_after: float | None) -> None:
+        now = self._now()
+        with self._lock:
+            self.rules.release(self.state, now, permit, retry_after)
+
+    def read(self, view: View[T]) -> T:
+        with self._lock:
+            return view(self.state)
+
+    def refuse_unreachable(self, off_for: float) -> LimiterRefusalException:
+        """The refusal of a store set to refuse while it cannot be reached (counted here)."""
+        with self._lock:
+            return self.rules.refuse(self.state, "unreachable", off_for)
+
+    # An in-process decision never waits on I/O: the awaitable forms are the same calls.
+    async def areserve(self, takes: tuple[int, ...]) -> Reservation | LimiterRefusalException:
+        return self.reserve(takes)
+
+    async def aunreserve(self, start: float, takes: tuple[int, ...]) -> None:
+        self.unreserve(start, takes)
+
+    async def asucceed(self, permit: int | None) -> None:
+        self.succeed(permit)
+
+    async def afail(self, failure: UpstreamFailure, permit: int | None) -> None:
+        self.fail(failure, permit)
+
+    async def arelease(self, permit: int | None, retry_after: float | None) -> None:
+        self.release(permit, retry_after)
+
+    async def aread(self, view: View[T]) -> T:
+        return self.read(view)
 
     def forget_local(self) -> None:
         """Nothing: this store keeps nothing besides the state (see :meth:`reset`)."""
 
-    def reset(self, fresh: LimiterState) -> None:
-        """Replace the state by ``fresh``. Permits handed out before stay stale: the circuit's
-        epoch moves on and probe numbers keep counting."""
+    def reset(self) -> None:
+        """Start again from a fresh state. Permits handed out before stay stale: the
+        circuit's epoch moves on and probe numbers keep counting."""
+        fresh = self.rules.fresh()
         with self._lock:
             fresh.circuit.epoch = self.state.circuit.epoch + 1
             fresh.circuit.next_id = self.state.circuit.next_id

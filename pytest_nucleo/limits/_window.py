@@ -27,8 +27,11 @@ class Budget:
     """
 
     name: str
+    """The budget's name, as ``acquire(units={name: ...})`` names it."""
     max_units: int
+    """The most units taken per window."""
     window_seconds: float
+    """The window's length in seconds, before throttling widens it."""
 
     def __post_init__(self) -> None:
         if not (isinstance(self.name, str) and self.name.strip()):
@@ -67,21 +70,79 @@ class SlidingWindow:
         self.takes: deque[tuple[float, int]] = deque(takes or ())
         self.total = sum(units for _, units in self.takes)
 
-    def earliest(self, now: float, units: int, window: float, capacity: int) -> float:
+    def earliest(
+        self, now: float, units: int, window: float, widest: float, capacity: int
+    ) -> float:
         """The earliest start for a take of ``units``: in turn after the last take, and once
-        the units admitted in the ``window`` before it leave room for ``units`` more."""
+        the units admitted in the ``window`` before it leave room for ``units`` more.
+
+        Takes that can never count again are dropped first: those past the ``widest`` window
+        the throttle can reach, and those outside the window whose units a waiter giving its
+        slot back could not bring back under the ``capacity``."""
         takes = self.takes
+        while takes:
+            begun, taken = takes[0]
+            outside = begun + window <= now
+            if not ((outside and self.total - taken >= capacity) or begun + widest <= now):
+                break
+            takes.popleft()
+            self.total -= taken
         if not takes:
             return now
-        start = max(now, takes[-1][0])
+        last = takes[-1][0]
+        start = now if now >= last else last
+        newer = self.total
+        if newer + units <= capacity:
+            return start  # room in the window, the common case: nothing to walk
         # Walk from the oldest take while the takes after it, with this one, overfill the
         # budget: the last take so passed must have left the window before this one starts.
-        newer = self.total
         for begun, taken in takes:
             if newer + units <= capacity:
                 break
             start = max(start, begun + window)
             newer -= taken
+        return start
+
+    def take(
+        self,
+        now: float,
+        units: int,
+        window: float,
+        widest: float,
+        capacity: int,
+        not_before: float,
+        max_wait: float,
+    ) -> float | None:
+        """Take ``units`` at the earliest start the window allows (and not before
+        ``not_before``), if that is at most ``max_wait`` from ``now``: the start; None when it
+        is further (nothing taken). One budget's admission in one call: the
+        common path, so :meth:`earliest` and :meth:`add` are folded into it."""
+        takes = self.takes
+        total = self.total
+        while takes:  # forget what can never count again (see earliest)
+            begun, taken = takes[0]
+            if begun + widest <= now or (begun + window <= now and total - taken >= capacity):
+                takes.popleft()
+                total -= taken
+            else:
+                break
+        self.total = total
+        if not takes:
+            start = now
+        elif total + units <= capacity:
+            last = takes[-1][0]
+            start = now if now >= last else last
+        else:
+            start = self.earliest(now, units, window, widest, capacity)
+        if start < not_before:
+            start = not_before
+        if start - now > max_wait:
+            return None
+        self.total = total + units
+        if takes and takes[-1][0] == start:
+            takes[-1] = (start, takes[-1][1] + units)  # one entry for takes that start together
+        else:
+            takes.append((start, units))
         return start
 
     def add(self, start: float, units: int) -> None:
@@ -106,14 +167,3 @@ class SlidingWindow:
                     takes[index] = (begun, taken - units)
                 self.total -= units
                 return
-
-    def forget(self, now: float, window: float, widest: float, capacity: int) -> None:
-        """Drop the takes that can never count again."""
-        takes = self.takes
-        while takes:
-            begun, taken = takes[0]
-            outside = begun + window <= now
-            if not ((outside and self.total - taken >= capacity) or begun + widest <= now):
-                return
-            takes.popleft()
-            self.total -= taken

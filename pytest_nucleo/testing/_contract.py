@@ -50,24 +50,55 @@ class ToolContract:
     VCR.py cassettes or HAR files in ``recorded`` (globs relative to pytest's rootdir) and each
     recorded failure of the endpoint becomes one more test,
     ``test_contract[recorded-<file>-<entry>]``, replaying the real answer.
+
+    A subclass without ``tool`` is an abstract base, for what a family of tools shares
+    (``service_name``, ``secrets``, ``is_empty``): pytest collects no test from it, and its
+    subclasses that set ``tool`` are checked in full.
     """
 
     tool: ClassVar[Callable[..., Any]]
+    """The tool under contract, sync or async, called with :attr:`valid_call` as keyword arguments;
+    a plain function attribute (``tool = get_product``)."""
     kind: ClassVar[Kind]
+    """``"search"`` (an empty result is a valid answer) or ``"fetch"`` (a missing resource is a
+    failure): it chooses the matrix."""
     service_name: ClassVar[str]
+    """The service name the tool's client gives; every upstream failure's text must name it."""
     endpoint: ClassVar[str]
+    """The request the valid call makes, ``"GET https://api.example/items/1"``: every scenario
+    fakes this route."""
     valid_call: ClassVar[Mapping[str, Any]]
+    """Keyword arguments of a call that succeeds when the upstream answers :attr:`valid_response`."""
     valid_response: ClassVar[Outcome] = respond(200, json={})
+    """What the upstream answers the valid call (an outcome such as ``respond(200, json=...)``)."""
     empty_response: ClassVar[Outcome | None] = None
+    """For a search: the upstream's answer that means nothing was found; None: ``respond(200,
+    json=[])``."""
     secrets: ClassVar[tuple[str, ...]] = ()
+    """Values the tool sends that no text may show (an API key read in the test): each scenario
+    checks them."""
     not_applicable: ClassVar[Mapping[str, str]] = {}
+    """Scenario name to reason, for scenarios that cannot happen for this tool; each is skipped and
+    the report shows the reason."""
     recorded: ClassVar[Sequence[str]] = ()
+    """Globs of VCR.py cassettes or HAR files (relative to pytest's rootdir) whose failures of
+    :attr:`endpoint` become tests too."""
 
     _matrix: ClassVar[list[Scenario]]
+    _nucleo_abstract: ClassVar[bool] = False
+    __test__: ClassVar[bool]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         name = cls.__name__
+        if not hasattr(cls, "tool"):
+            # A shared base (service_name, secrets, is_empty for a family of tools): abstract
+            # until a subclass names its tool, so pytest collects no test from it.
+            cls.__test__ = False
+            cls._nucleo_abstract = True
+            return
+        if "__test__" not in cls.__dict__ and _abstract_above(cls):
+            cls.__test__ = True  # what the abstract base turned off, not the user
         missing = [attr for attr in _REQUIRED if not hasattr(cls, attr)]
         if missing:
             raise TypeError(
@@ -135,6 +166,8 @@ class ToolContract:
         return not value
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        """pytest's hook: makes one ``test_contract`` per scenario of the matrix, recorded failures
+        included. Don't call it."""
         if "nucleo_scenario" in metafunc.fixturenames:
             cls = type(self)
             matrix = cls._matrix
@@ -155,6 +188,8 @@ class ToolContract:
         llm_snapshot: SnapshotAssertion,
         request: pytest.FixtureRequest,
     ) -> None:
+        """The generated test: runs the tool under one scenario and checks class, correctability,
+        hygiene and the snapshot. Replace it only with :func:`overrides_contract`."""
         __tracebackhide__ = True
         cls = type(self)
         if isinstance(nucleo_scenario, UnreadableRecording):
@@ -203,6 +238,14 @@ class ToolContract:
                 f"{tool_name} broke the failure contract in scenario {nucleo_scenario!r}:\n"
                 f"{observation.violation}\n(every rule: {RULES})"
             )
+
+
+def _abstract_above(cls: type) -> bool:
+    """Whether the nearest class above ``cls`` that sets ``__test__`` is an abstract contract."""
+    for above in cls.__mro__[1:]:
+        if "__test__" in above.__dict__:
+            return bool(above.__dict__.get("_nucleo_abstract"))
+    return False
 
 
 def _fail(message: str) -> NoReturn:

@@ -45,9 +45,11 @@ class Failure(Generic[E]):
     """What a failed call left for the model; filled in when the ``fails_with`` block ends."""
 
     exception: E
+    """The failure the block raised (set when the block ends)."""
     explanation: LLMText
     """The exact ``explain_to_llm()`` text: what the model reads."""
     llm_message: str
+    """The failure's ``llm_message``: the model text without its hint line."""
 
     def _fill(self, exception: E) -> None:
         self.exception = exception
@@ -202,9 +204,13 @@ class fails_with(Generic[E]):  # noqa: N801 - used like pytest.raises
         __tracebackhide__ = True
         _check_expectation(expected, correctable, "fails_with")
         self.expected = expected
+        """The class the block must raise (or carry in its cause chain)."""
         self.correctable = correctable
+        """Whether the failure must be correctable; None: either."""
         self.match = _check_pattern(match)
+        """The pattern the model text must contain (``re.search``), compiled; None: no check."""
         self.failure: Failure[E] = Failure()
+        """What ``with fails_with(...) as failure`` gives: filled in when the block ends."""
 
     def __enter__(self) -> Failure[E]:
         return self.failure

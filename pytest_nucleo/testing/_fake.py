@@ -1,6 +1,6 @@
 """A fake upstream for every HTTP client a tool uses: statuses, timeouts, throttles, sequences.
 
-One route table (a respx router) answers httpx, httpx2, requests and aiohttp alike, each
+One route table (a respx router) answers httpx, httpx2, requests, aiohttp and urllib alike, each
 through its own backend under ``_backends``. An outcome is client-neutral: an answer is an
 ``httpx.Response``, a transport failure one of httpx's transport errors naming its kind, which
 each backend raises as its client's own exception.
@@ -27,8 +27,9 @@ from respx.models import AllMockedAssertionError
 from pytest_nucleo._chain import iter_chain
 from pytest_nucleo._secrets import redact
 
-from ._backends import Backend, backend_factories
+from ._backends import Backend, backend_factories, watch_imports
 from ._docs import docs_ref
+from ._json_body import JSON_CONTENT_TYPE, json_body
 from ._network import fake_started, fake_stopped
 from ._pages import Server, error_page
 
@@ -48,9 +49,14 @@ class UnmatchedRequestError(AllMockedAssertionError):
 
     def __init__(self, method: str, url: str, route_line: str, routes: tuple[str, ...]) -> None:
         self.method = method
+        """The request's method, ``GET`` and so on."""
         self.url = url
+        """The request's URL as messages show it: secret-looking tokens masked."""
         self.route_line = route_line
+        """The line that adds a route for the request, ``fake_upstream.get(...).respond(200,
+        json=...)``."""
         self.routes = routes
+        """The routes the fake upstream had, each as ``FakeRoute.describe()`` gives it."""
         super().__init__(f"no fake route for {method} {url}")
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -68,7 +74,11 @@ class Outcome:
     errors, such as ``httpx.ReadTimeout``, which each client's fake raises as its own)."""
 
     description: str
+    """What the outcome does, in words (``respond 503 text``, ``read timeout``): messages and the
+    report name outcomes by it."""
     produce: Callable[[httpx.Request], httpx.Response]
+    """Builds the answer to one request, or raises the httpx transport error that stands for the
+    failure."""
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         return self.produce(request)
@@ -102,10 +112,15 @@ def respond(
     # Servers send header bytes; a non-ASCII value (full-width digits in Retry-After, say) goes
     # out as UTF-8, where a str would make httpx refuse to build the response.
     raw_headers = [(name.encode(), value.encode()) for name, value in (headers or {}).items()]
+    if json is not None:
+        # Our own encoding, not httpx's: its output changed between versions (see _json_body).
+        content = json_body(json)
+        if not any(name.lower() == b"content-type" for name, _ in raw_headers):
+            raw_headers.append((b"Content-Type", JSON_CONTENT_TYPE.encode()))
 
     def produce(request: httpx.Request) -> httpx.Response:
         return httpx.Response(
-            status, text=text, json=json, content=content, headers=raw_headers, request=request
+            status, text=text, content=content, headers=raw_headers, request=request
         )
 
     return Outcome(f"respond {status}{shown}", produce)
@@ -221,7 +236,10 @@ class FakeRoute:
 
     def __init__(self, upstream: FakeUpstream, method: str, url: str) -> None:
         self.method = method
+        """The HTTP method the route matches, upper case."""
         self.url = url
+        """The URL the route matches (``base_url`` already applied); without a query it matches any
+        query."""
         self._upstream = upstream
         self._outcomes: list[Outcome] = []
         self._repeat = False
@@ -232,6 +250,8 @@ class FakeRoute:
         return f"<FakeRoute {self.describe()}>"
 
     def describe(self) -> str:
+        """The route and its plan in one line, ``GET https://... -> respond 503``, as failure
+        messages list it."""
         if not self._outcomes:
             plan = "no outcome set"
         elif self._repeat:
@@ -247,6 +267,7 @@ class FakeRoute:
 
     @property
     def called(self) -> bool:
+        """Whether the route answered at least one request; :attr:`calls` has them."""
         return bool(self._route.calls)
 
     def _answer(self, request: httpx.Request) -> httpx.Response:
@@ -298,25 +319,40 @@ class FakeRoute:
         content: bytes | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> FakeRoute:
+        """Every call gets this answer: ``status`` and at most one body, ``text``, ``json``
+        (encoded compactly by the fake) or raw ``content``, and ``headers``. See
+        :func:`~pytest_nucleo.testing.respond`; use :meth:`sequence` for a different answer per
+        call."""
         return self.always(respond(status, text=text, json=json, content=content, headers=headers))
 
     def timeout(self) -> FakeRoute:
+        """Every call times out after the request was sent (the server may have acted on it): each
+        client raises its own read timeout. See :func:`~pytest_nucleo.testing.timeout`."""
         return self.always(timeout())
 
     def connect_error(self) -> FakeRoute:
+        """Every call finds the connection refused (nothing was sent): each client raises its own
+        connection error. See :func:`~pytest_nucleo.testing.connect_error`."""
         return self.always(connect_error())
 
     def throttle(
         self, retry_after: float | str | None = None, *, status: int = 429, body: str | None = None
     ) -> FakeRoute:
+        """Every call is throttled: a 429 by default (or 401, 403, 503 with a throttle body), with
+        ``retry_after`` as the ``Retry-After`` header. See
+        :func:`~pytest_nucleo.testing.throttle`."""
         return self.always(throttle(retry_after, status=status, body=body))
 
     def html_error(
         self, status: int = 500, *, server: Server | None = None, size: int | None = None
     ) -> FakeRoute:
+        """Every call gets a real server's HTML error page (nginx by default), of about its real
+        size. See :func:`~pytest_nucleo.testing.html_error`."""
         return self.always(html_error(status, server=server, size=size))
 
     def not_json(self, status: int = 200) -> FakeRoute:
+        """Every call gets a success status whose body is an HTML page, not the JSON the client
+        asked for. See :func:`~pytest_nucleo.testing.not_json`."""
         return self.always(not_json(status))
 
 
@@ -396,7 +432,7 @@ def problem_report(problems: list[AssertionError]) -> str:
 
 
 class FakeUpstream:
-    """The upstream services a tool calls, faked for httpx, httpx2, requests and aiohttp.
+    """The upstream services a tool calls, faked for httpx, httpx2, requests, aiohttp and urllib.
 
     As a fixture: ``fake_upstream``. As a context manager, for one hypothesis example at a
     time: ``with FakeUpstream() as upstream: ...``. On exit it checks that every route was
@@ -405,11 +441,21 @@ class FakeUpstream:
 
     def __init__(self, *, assert_all_called: bool = True, base_url: str | None = None) -> None:
         self.assert_all_called = assert_all_called
+        """Whether a route never called fails the test at the end (the ``nucleo`` marker's option
+        of that name)."""
         self.base_url = base_url
+        """What a relative route URL is joined to (``get('/orders/1')``); None: route URLs must be
+        absolute."""
         self.router = _StrictRouter(self)
+        """The respx router that holds the routes and answers every client's requests; use the
+        route methods rather than this."""
         self.routes: list[FakeRoute] = []
+        """The routes declared so far, in order."""
         self.problems: list[AssertionError] = []
+        """What went wrong so far (unmatched requests, calls past a sequence's end), reported when
+        the fake stops or the test ends."""
         self._backends: list[Backend] = []
+        self._unwatch: Callable[[], None] | None = None
 
     # -- routes ---------------------------------------------------------------------------
 
@@ -444,18 +490,24 @@ class FakeUpstream:
         return url
 
     def get(self, url: str) -> FakeRoute:
+        """A route for ``GET url``: give it an outcome, ``fake_upstream.get(url).respond(404)``.
+        The URL is absolute, or relative to ``base_url``; for another method, :meth:`route`."""
         return self.route("GET", url)
 
     def post(self, url: str) -> FakeRoute:
+        """A route for ``POST url``; see :meth:`get`."""
         return self.route("POST", url)
 
     def put(self, url: str) -> FakeRoute:
+        """A route for ``PUT url``; see :meth:`get`."""
         return self.route("PUT", url)
 
     def patch(self, url: str) -> FakeRoute:
+        """A route for ``PATCH url``; see :meth:`get`."""
         return self.route("PATCH", url)
 
     def delete(self, url: str) -> FakeRoute:
+        """A route for ``DELETE url``; see :meth:`get`."""
         return self.route("DELETE", url)
 
     @property
@@ -512,7 +564,8 @@ class FakeUpstream:
     # -- lifecycle ------------------------------------------------------------------------
 
     def start(self) -> FakeUpstream:
-        """Fake every importable client until ``stop``; refuse beside another mock of one."""
+        """Fake every client until ``stop``, those imported by now and any imported before
+        then; refuse beside another mock of one."""
         backends = [make() for make in backend_factories()]
         for backend in backends:
             reason = backend.refusal()
@@ -522,13 +575,37 @@ class FakeUpstream:
             for backend in backends:
                 backend.start(self.router)
                 self._backends.append(backend)
+            self._unwatch = watch_imports(self._imported)
         except BaseException:
             self.stop()
             raise
         fake_started(self)  # its routed hosts resolve, to an address only it answers
         return self
 
+    def _imported(self, client: str, make: Callable[[], Backend]) -> None:
+        """Fake ``client``, imported while this fake runs. Raising would fail the import
+        itself, far from the cause: a problem fails the test instead."""
+        try:
+            backend = make()
+            reason = backend.refusal()
+            if reason is None:
+                backend.start(self.router)
+                self._backends.append(backend)
+        except Exception as error:
+            reason = f"{type(error).__name__}: {error}"
+        if reason is not None:
+            self._problem(
+                AssertionError(
+                    f"fake_upstream could not fake {client}, imported while it ran: {reason}"
+                )
+            )
+
     def stop(self) -> None:
+        """Take the fakes out of every client, checking nothing (leaving the ``with`` block
+        checks); safe to call twice."""
+        if self._unwatch is not None:
+            self._unwatch()
+            self._unwatch = None
         while self._backends:
             self._backends.pop().stop()
         fake_stopped(self)

@@ -83,6 +83,7 @@ def record_runner_failure(
         "snapshot": "none",
         "not_applicable": None,
         "text": quote_read(text),
+        "differs": None,
     }
     entry["verdict"] = verdict(entry)
     config.stash.setdefault(REPORT, []).append(entry)
@@ -136,7 +137,9 @@ def _got(entry: dict[str, Any]) -> str:
     if not entry["failed"]:
         return "result"
     kind = "correctable" if entry["correctable"] else "uncorrectable"
-    return f"{entry['class']} ({kind})" + (" LEAKED" if entry["leaked"] else "")
+    got = f"{entry['class']} ({kind})" + (" LEAKED" if entry["leaked"] else "")
+    differs = entry.get("differs")  # rows shipped by a worker of an older run lack it
+    return f"{got}, but {differs}" if differs else got
 
 
 def strict_problems(entries: list[dict[str, Any]]) -> list[str]:

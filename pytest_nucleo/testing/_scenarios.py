@@ -69,17 +69,27 @@ class Expectation:
     """
 
     cls: type[LLMReadableException] | None
+    """The failure class the tool must raise (the outermost failure's meaning); None: the call must
+    succeed."""
     correctable: bool | None
+    """Whether the failure must be correctable; None when the call must succeed."""
     rule: str
+    """The rule the scenario tests, in words, as a violation quotes it."""
     empty: bool = False
+    """A search that found nothing: the tool must return an empty result."""
     also: tuple[type[LLMReadableException], ...] = ()
+    """Other classes the rule accepts as the outermost failure."""
     retry_after: float | None = None
+    """The wait the server asked for, which the model text must tell; None when it asked none."""
 
     @property
     def fails(self) -> bool:
+        """Whether the scenario expects a failure rather than a result."""
         return self.cls is not None
 
     def describe(self) -> str:
+        """The expectation in words: ``ResourceNotFoundException (correctable)``, ``an empty
+        result``."""
         if self.cls is None:
             return "an empty result" if self.empty else "a result"
         kind = "correctable" if self.correctable else "uncorrectable"
@@ -91,23 +101,40 @@ class Observation:
     """What one scenario saw: the tool's result or failure, and the verdict."""
 
     tool: str
+    """The tool, as ``ContractClass.tool_name``."""
     scenario: str
+    """The scenario's name, ``status-404`` and so on."""
     expected: str
+    """What the contract expected, as :meth:`Expectation.describe` says it."""
     failed: bool = False
+    """Whether the tool failed (raised an LLM-readable failure)."""
     cls: str | None = None
+    """The class name of the failure the model saw; None on success."""
     correctable: bool | None = None
+    """Whether that failure was correctable; None on success."""
     text: str | None = None
+    """The whole text the model read; None when the tool returned a value."""
     leaked: bool = False
+    """Whether a foreign exception escaped the tool instead of an LLM-readable failure."""
     unclean: list[str] = field(default_factory=list)
+    """What made the text unclean (a planted secret, a repr, a traceback), one entry per finding."""
     rules: list[str] = field(default_factory=list)
     """The rule each problem in ``unclean`` broke, as the matrix names it."""
     violation: str | None = None
+    """The broken rule, when the scenario failed; None when it passed."""
     snapshot: str = "none"
+    """The snapshot's verdict: ``matches``, ``written`` (``--snapshot-update``), ``differs``,
+    ``missing`` or ``none`` (no text to compare)."""
     not_applicable: str | None = None
+    """The reason the contract gave for skipping the scenario; None when it ran."""
     read: str | None = None
     """The text as reports quote it: what the model read, bounded, planted values masked."""
+    differs: str | None = None
+    """What differed from the expectation when the class is the expected one (a throttle
+    without its ``retry_after``), for a report row that would otherwise read the same twice."""
 
     def as_dict(self) -> dict[str, Any]:
+        """The observation as one row of ``report.json``."""
         return {
             "tool": self.tool,
             "scenario": self.scenario,
@@ -122,6 +149,7 @@ class Observation:
             "snapshot": self.snapshot,
             "not_applicable": self.not_applicable,
             "text": self.read,
+            "differs": self.differs,
         }
 
 
@@ -149,10 +177,15 @@ class Scenario:
     """
 
     name: str
+    """The scenario's name, the test id's part: ``status-404``, ``timeout``."""
     kind: Kind
+    """The kind of tool the scenario is for: ``search`` or ``fetch``."""
     outcome: Outcome
+    """What the upstream does for the call."""
     expect: Expectation
+    """What the contract expects of the tool then."""
     planted: tuple[str, ...] = ()
+    """Secret values the outcome plants in its answer, which no text may show."""
 
     def __repr__(self) -> str:
         return f"Scenario({self.kind} {self.name}: {self.outcome.description} -> {self.expect.describe()})"
@@ -198,11 +231,14 @@ class Scenario:
             error = exc
         finally:
             upstream.stop()
+        if error is not None and (upstream.problems or not route.called):
+            # The row shows what the tool did, even though the scenario could not judge it.
+            seen.failed, seen.cls = True, type(error).__name__
+            seen.leaked = not isinstance(error, LLMReadableException)
+            if isinstance(error, LLMReadableException):
+                seen.correctable = error.is_correctable
         if not route.called and not upstream.problems:
-            seen.violation = (
-                f"the tool never called {method} {url}, so this scenario tested nothing: check "
-                "the contract's endpoint (method and URL the valid call requests)"
-            )
+            seen.violation = _never_called(method, url, error, (*secrets, *self.planted))
             return seen
         if upstream.problems:
             # The scenario's only route is the contract's endpoint: a fake_upstream line to add
@@ -272,7 +308,7 @@ class Scenario:
             seen.cls = type(error).__name__
             seen.correctable = False
             seen.violation = (
-                f"the tool leaked {type(error).__name__}: {error}. {EVERY_FAILURE_IN_THE_SET} "
+                f"the tool leaked {_raised(error)}. {EVERY_FAILURE_IN_THE_SET} "
                 "Map it, or wrap the service call with service_call/wrap_with_context."
             )
             return False
@@ -321,7 +357,7 @@ class Scenario:
                 f"the contract expects {expect.describe()}: {expect.rule}."
             )
         elif expect.cls is UpstreamThrottleException:
-            seen.violation = _throttle_violation(error, seen.text, expect)
+            seen.violation, seen.differs = _throttle_violation(error, seen.text, expect)
         elif accepted is None and not _meaning_found(error, expect.cls):
             seen.violation = (
                 f"the tool failed with {seen.cls}, where the contract expects "
@@ -329,6 +365,7 @@ class Scenario:
             )
         if seen.violation is None and seen.unclean:
             seen.violation = f"the model text is not clean ({'; '.join(seen.unclean)}): {CLEAN}."
+            seen.differs = "an unclean text"
         if (
             seen.violation is None
             and service_name
@@ -339,36 +376,68 @@ class Scenario:
                 f"the model text does not name the service {service_name!r}: {NAMES_SERVICE} "
                 "(the contract's service_name must be the name the tool's texts use)."
             )
+            seen.differs = "a text that does not name the service"
         return seen.violation is not None
 
 
-def _throttle_violation(error: LLMReadableException, text: str, expect: Expectation) -> str | None:
-    """What is wrong with a throttle as the model reads it: the outermost class, the words."""
+def _never_called(
+    method: str, url: str, error: BaseException | None, planted: tuple[str, ...]
+) -> str:
+    """Why a scenario tested nothing: no request reached the fake upstream."""
+    if error is None:
+        return (
+            f"the tool never called {method} {url}, so this scenario tested nothing: check "
+            "the contract's endpoint (method and URL the valid call requests)"
+        )
+    raised = quote_read(redact(_raised(error), planted), limit=300)
+    return (
+        f"the tool raised {raised} before any request reached the fake upstream, so this "
+        f"scenario tested nothing. If the tool calls {method} {url}, it does so through a "
+        f"client fake_upstream does not fake ({FAKED_CLIENTS} are faked): see {CLIENTS_DOCS}. "
+        "Otherwise check the contract's endpoint (method and URL the valid call requests)."
+    )
+
+
+def _throttle_violation(
+    error: LLMReadableException, text: str, expect: Expectation
+) -> tuple[str | None, str | None]:
+    """What is wrong with a throttle as the model reads it (the outermost class, the words),
+    and, when the class is right, what differed in a few words for the report's row."""
     if not isinstance(error, UpstreamThrottleException):
         return (
             f"the tool failed with {type(error).__name__}, where the contract expects "
             f"{expect.describe()}: {expect.rule}. The model reads the outermost failure, not "
             "its cause: raise (or let through) the UpstreamThrottleException itself, with the "
             "wait the server asked for."
-        )
+        ), None
     if not _THROTTLE_WORDS.search(text):
-        return f"the model text does not say the service is limiting requests: {expect.rule}."
+        return (
+            f"the model text does not say the service is limiting requests: {expect.rule}.",
+            "a text that does not say the service is limiting requests",
+        )
     if expect.retry_after is None:
-        return None
+        return None, None
     wait = getattr(error, "retry_after", None)  # kept by the constructor, so always there
     if not isinstance(wait, int | float):
         return (
             f"the server asked to wait {seconds(expect.retry_after)} (Retry-After), but the "
             f"UpstreamThrottleException carries no retry_after: {expect.rule}. Keep the "
             "server's wait (raise the carrier, or pass retry_after=)."
-        )
+        ), "no retry_after (the server asked to wait)"
     number = seconds(wait).partition(" ")[0]
     if not re.search(rf"(?<![\d.]){re.escape(number)}(?![\d])", text):
         return (
             f"the model text does not say how long to wait ({seconds(wait)}, as "
             f"the server asked): {expect.rule}."
-        )
-    return None
+        ), "a text that does not say how long to wait"
+    return None, None
+
+
+def _raised(error: BaseException) -> str:
+    """``error`` as a violation quotes it: its class and message, or that it had none."""
+    message = str(error).strip()
+    name = type(error).__name__
+    return f"{name}: {message}" if message else f"{name} (with an empty message)"
 
 
 _THROTTLE_WORDS = re.compile(
@@ -417,6 +486,9 @@ CANARIES = (
 def _fail(cls: type[LLMReadableException], correctable: bool, rule: str) -> Expectation:
     return Expectation(cls, correctable, rule)
 
+
+FAKED_CLIENTS = "httpx, httpx2, requests, aiohttp and urllib.request (http.client)"
+CLIENTS_DOCS = docs_ref("docs/how-to/http-clients.md", "Pick a client")
 
 # The rules, in words: each violation says the whole rule it broke; the docs list them all.
 RULES = docs_ref("docs/explanation/failure-contract.md", "The rules a scenario checks")

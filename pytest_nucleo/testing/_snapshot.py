@@ -17,9 +17,12 @@ class LLMTextSerializer(AmberDataSerializer):
     """Serialises a model text as itself, with ``\\r\\n`` and ``\\r`` normalised to ``\\n``."""
 
     VERSION = "nucleo-text-1"
+    """syrupy's serializer version, ours: a change of format would be a new version."""
 
     @classmethod
     def serialize(cls, data: Any, **kwargs: Any) -> str:
+        """The text itself, line endings normalised to ``\n``; anything but a ``str`` is a
+        ``TypeError`` (use syrupy's ``snapshot`` for data)."""
         if not isinstance(data, str):
             raise TypeError(
                 f"llm_snapshot stores model texts (str), got {type(data).__name__}: compare "
@@ -32,4 +35,6 @@ class LLMTextSnapshotExtension(AmberSnapshotExtension):
     """``snapshot.use_extension(LLMTextSnapshotExtension)``; the ``llm_snapshot`` fixture."""
 
     serializer_class = LLMTextSerializer
+    """Stores each text as itself (:class:`LLMTextSerializer`)."""
     file_extension = "txt"
+    """The snapshot files are ``.txt``: a reviewer reads them as the model does."""

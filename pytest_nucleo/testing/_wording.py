@@ -22,6 +22,7 @@ class TextProblem(str):
 
     __slots__ = ("rule",)
     rule: str
+    """The rule the text broke, in a few words, as the report's matrix names it."""
 
     def __new__(cls, rule: str, sentence: str) -> TextProblem:
         problem = super().__new__(cls, sentence)

@@ -9,17 +9,22 @@ raises its client's own exception for the failure, so a tool's ``except`` clause
 production.
 
 A backend is one module here with a ``ClientBackend`` class; adding a client is one module and
-one line in ``_BACKENDS``. A backend is imported only when a FakeUpstream starts and only if
-its client has been imported by then (a tool imports its client before its test runs), so the
-plugin's import stays light and a test pays only for the clients it uses.
+one line in ``_BACKENDS``. A backend is imported only when its client is: when a FakeUpstream
+starts, for the clients imported by then; and, for a client first imported while it runs (an
+SDK that imports aiohttp inside the function that calls it, a test that imports requests in its
+body), the moment that import completes, by :func:`watch_imports`. So the plugin's import stays
+light, a test pays only for the clients it uses, and no client is imported for the fake.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
 import sys
 import unittest.mock
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Protocol
 
 import httpx
@@ -34,6 +39,7 @@ _BACKENDS = (
     ("httpx2", "_httpx2"),
     ("requests", "_requests"),
     ("aiohttp", "_aiohttp"),
+    ("http.client", "_urllib"),  # the standard library's urllib.request, and http.client itself
 )
 
 
@@ -54,23 +60,93 @@ class Backend(Protocol):
 _loaded: dict[str, Callable[[], Backend]] = {}
 
 
+def _factory(client: str) -> Callable[[], Backend]:
+    factory = _loaded.get(client)
+    if factory is None:
+        module = dict(_BACKENDS)[client]
+        loaded = importlib.import_module(f"{__name__}.{module}")
+        factory = _loaded[client] = loaded.ClientBackend
+    return factory
+
+
 def backend_factories() -> list[Callable[[], Backend]]:
     """The backend classes of the clients imported so far, each backend loaded on first need.
 
     A client not yet imported cannot have sent a request, and loading every installed client
     up front would cost a test the imports of all of them (aiohttp alone takes about 0.3 s,
-    enough to fail a hypothesis deadline on the first example).
+    enough to fail a hypothesis deadline on the first example). One imported later is met by
+    :func:`watch_imports`.
     """
-    found = []
-    for client, module in _BACKENDS:
-        if client not in sys.modules:
-            continue
-        factory = _loaded.get(client)
-        if factory is None:
-            loaded = importlib.import_module(f"{__name__}.{module}")
-            factory = _loaded[client] = loaded.ClientBackend
-        found.append(factory)
-    return found
+    return [_factory(client) for client, _ in _BACKENDS if client in sys.modules]
+
+
+def watch_imports(on_import: Callable[[str, Callable[[], Backend]], None]) -> Callable[[], None]:
+    """Until the returned function is called, call ``on_import(client, factory)`` each time a
+    client not imported yet is, once its module has run (so its backend can patch it).
+
+    A finder first in ``sys.meta_path`` sees the import of each client's top module, finds it
+    as the other finders would, and wraps its loader for that one run; the module keeps its own
+    loader. Imports of anything else pass it by at the cost of one lookup.
+    """
+    waiting = [client for client, _ in _BACKENDS if client not in sys.modules]
+    if not waiting:
+        return lambda: None
+    finder = _ImportWatch(waiting, on_import)
+    sys.meta_path.insert(0, finder)
+
+    def unwatch() -> None:
+        if finder in sys.meta_path:
+            sys.meta_path.remove(finder)
+
+    return unwatch
+
+
+class _ImportWatch(importlib.abc.MetaPathFinder):
+    def __init__(
+        self, clients: list[str], on_import: Callable[[str, Callable[[], Backend]], None]
+    ) -> None:
+        self._clients = set(clients)
+        self._on_import = on_import
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in self._clients:
+            return None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec: importlib.machinery.ModuleSpec | None = find(fullname, path, target)
+            if spec is not None:
+                break
+        else:
+            return None  # not installed: the import fails as it would without us
+        loader = spec.loader
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        self._clients.discard(fullname)
+        spec.loader = _Announcing(loader, lambda: self._on_import(fullname, _factory(fullname)))
+        return spec
+
+
+class _Announcing(importlib.abc.Loader):
+    """A client's own loader, which reports once the client's module has run."""
+
+    def __init__(self, loader: importlib.abc.Loader, done: Callable[[], None]) -> None:
+        self._loader = loader
+        self._done = done
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        # The module keeps its own loader, for anything that reads it later (resources).
+        if module.__spec__ is not None:
+            module.__spec__.loader = self._loader
+        module.__loader__ = self._loader
+        self._loader.exec_module(module)
+        self._done()
 
 
 def start_mocker(mocker: type[Mocker]) -> None:

@@ -1,0 +1,203 @@
+"""The standard library's client: ``urllib.request`` and ``http.client`` below it.
+
+urllib raises its own types for what it noticed itself (``HTTPError`` for a status outside 2xx,
+which is a response as well as an exception; ``URLError`` wrapping the socket's error for a
+call that could not be sent), but lets the socket's own errors out as they are once the request
+is on its way: a read timeout is a bare ``TimeoutError``, a reset a bare
+``ConnectionResetError``. Those say nothing of HTTP by their class, so one counts only when its
+traceback runs through ``http.client`` or ``urllib.request``: a ``TimeoutError`` the tool raised
+itself stays what it was. Where it was raised tells the kind too: while the answer was read (a
+read timeout), or before (the connection, made while the request is sent).
+
+The call is read from the traceback as well: urllib's exceptions do not carry the request, but
+the frames that raised them hold it (``urllib.request``'s ``req``, an ``http.client``
+connection or response).
+
+This module is found for the builtin exceptions too (a ``ValueError`` of any tool): it imports
+none of urllib, which costs tens of milliseconds, and reads its classes only once they are
+loaded; an object of a module not loaded cannot be one of its.
+"""
+
+from __future__ import annotations
+
+import io
+import socket
+import sys
+from collections.abc import Iterator
+from types import FrameType, ModuleType
+from typing import Any, NamedTuple
+
+from . import ResponseView, TransportSeen
+from ._kinds import Transport, host_of
+
+_OWN_MODULES = frozenset({"http.client", "urllib.request"})
+
+
+def _loaded(name: str) -> Any:
+    module: ModuleType | None = sys.modules.get(name)
+    return module
+
+
+def _protocol_errors() -> tuple[type[BaseException], ...]:
+    """What http.client raises for an answer it could not read (RemoteDisconnected, a closed
+    connection before any status line, is a BadStatusLine). Its other exceptions (a
+    CannotSendRequest, a ResponseNotReady) are a tool's misuse of a connection: a bug, not the
+    service's failure."""
+    client, error = _loaded("http.client"), _loaded("urllib.error")
+    found: tuple[type[BaseException], ...] = ()
+    if client is not None:
+        found += (client.IncompleteRead, client.BadStatusLine, client.LineTooLong)
+        found += (client.UnknownProtocol,)
+    if error is not None:
+        found += (error.ContentTooShortError,)
+    return found
+
+
+def _is(obj: object, module: str, name: str) -> bool:
+    """Whether ``obj`` is an instance of ``module.name``, without importing ``module``."""
+    loaded = _loaded(module)
+    return loaded is not None and isinstance(obj, getattr(loaded, name))
+
+
+class _Call(NamedTuple):
+    method: str | None
+    url: str | None
+    host: str | None
+    reading: bool
+    """Whether the exception was raised while the answer was read (else before it)."""
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes | None = None
+
+
+def _frames(exc: BaseException) -> Iterator[FrameType]:
+    tb = exc.__traceback__
+    while tb is not None:
+        yield tb.tb_frame
+        tb = tb.tb_next
+
+
+def _call_of(exc: BaseException) -> _Call | None:
+    """The call ``exc`` was raised in, from its traceback; None when no frame of urllib or
+    http.client is in it (then it was not raised by them)."""
+    method = url = host = None
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes | None = None
+    reading = ours = False
+    for frame in _frames(exc):
+        if frame.f_globals.get("__name__") not in _OWN_MODULES:
+            continue
+        ours = True
+        qualname = frame.f_code.co_qualname
+        if qualname.startswith("HTTPResponse.") or qualname == "HTTPConnection.getresponse":
+            reading = True
+        local: Any = frame.f_locals
+        req = local.get("req")
+        own = local.get("self")
+        if _is(req, "urllib.request", "Request"):
+            method, url = req.get_method(), req.full_url
+            headers = tuple(req.header_items())
+            body = req.data if isinstance(req.data, bytes) else None
+        elif _is(own, "http.client", "HTTPResponse"):
+            url = url or getattr(own, "url", None)  # urllib sets it on the responses it returns
+            method = method or getattr(own, "_method", None)
+        elif _is(own, "http.client", "HTTPConnection"):
+            host = host or own._tunnel_host or own.host
+            method = method or getattr(own, "_method", None)
+    if not ours:
+        return None
+    return _Call(method, url, host or host_of(url), reading, headers, body)
+
+
+def _reason_kind(reason: object, reading: bool) -> Transport:
+    """The kind of the socket error ``reason``; ``reading`` says whether the answer was being
+    read when it was raised."""
+    if _is(reason, "ssl", "SSLError") or _is(reason, "ssl", "CertificateError"):
+        return Transport.TLS
+    if isinstance(reason, TimeoutError):
+        return Transport.READ_TIMEOUT if reading else Transport.CONNECT_TIMEOUT
+    if isinstance(reason, ConnectionRefusedError | socket.gaierror):
+        return Transport.CONNECT
+    if isinstance(reason, str) and reason.startswith(("unknown url type", "no host given")):
+        return Transport.UNSUPPORTED_PROTOCOL
+    if reading and isinstance(reason, ConnectionError):
+        return Transport.PROTOCOL  # the connection broke while the answer came
+    return Transport.OTHER
+
+
+def _kind(exc: BaseException, call: _Call | None) -> Transport | None:
+    reading = call is not None and call.reading
+    if isinstance(exc, _protocol_errors()):
+        return Transport.PROTOCOL
+    if _is(exc, "http.client", "InvalidURL"):
+        return Transport.UNSUPPORTED_PROTOCOL
+    if _is(exc, "urllib.error", "URLError"):
+        # urllib wraps only what failed while the request was sent: the connection, mostly.
+        return _reason_kind(getattr(exc, "reason", None), reading=False)
+    if isinstance(exc, OSError) and call is not None:
+        return _reason_kind(exc, reading)
+    return None
+
+
+def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None:
+    if _is(exc, "urllib.error", "HTTPError"):
+        return read_response(exc)
+    if not (isinstance(exc, OSError) or _is(exc, "http.client", "HTTPException")):
+        return None
+    call = _call_of(exc)
+    kind = _kind(exc, call)
+    if kind is None:
+        return None
+    if call is None:
+        return TransportSeen(kind)
+    return TransportSeen(kind, call.method, call.url, call.host)
+
+
+def read_response(obj: object) -> ResponseView | None:
+    """An ``HTTPError`` (urllib's answer outside 2xx) or an ``http.client.HTTPResponse``.
+
+    The body is read only for a status outside 2xx: nothing maps a success, and the tool may
+    still be reading it. Once read, the body is put back, so ``read()`` gives it again to the
+    tool and to a second mapping.
+    """
+    response: Any = obj
+    if _is(obj, "urllib.error", "HTTPError"):
+        url = str(response.url or response.filename or "/")
+        call = _call_of(response)
+        status, headers, fp = int(response.code), response.headers, response.fp
+    elif _is(obj, "http.client", "HTTPResponse"):
+        url = str(getattr(obj, "url", None) or "/")
+        call = None
+        status, headers, fp = int(response.status), response.headers, response
+    else:
+        return None
+    body = _body_kept(fp) if not 200 <= status <= 299 else b""
+    from ._sent import values_sent
+
+    if call is not None and call.url:
+        known = values_sent(call.method or "GET", call.url, call.headers, call.body)
+    else:
+        known = values_sent("GET", url, (), None)
+    pairs = tuple(headers.items()) if headers is not None else ()
+    return ResponseView(status, url, pairs, body, known, host_of(url))
+
+
+def _body_kept(fp: Any) -> bytes:
+    """The rest of the body ``fp`` holds, left readable again."""
+    if fp is None:
+        return b""
+    try:
+        if _is(fp, "http.client", "HTTPResponse"):
+            if fp.fp is None:  # read and closed already
+                return b""
+            body = fp.read()
+            # What HTTPResponse.read() reads from: a whole body of known length, not chunked.
+            fp.fp, fp.length, fp.chunked = io.BytesIO(body), len(body), False
+            return bytes(body)
+        if fp.seekable():
+            start = fp.tell()
+            body = fp.read()
+            fp.seek(start)
+            return bytes(body)
+        return bytes(fp.read())
+    except Exception:  # OSError, http.client's IncompleteRead, ValueError on a closed file
+        return b""  # the body broke off (or was closed): the status still says what happened

@@ -1,0 +1,128 @@
+"""The docs' table of what each framework sends the model for a failure, without an adapter.
+
+Each row is measured here, through the framework's own machinery and the same harness as its
+adapter's tests, for one 404 on a fetch (a tool raising our own exception, unwrapped). The
+test fails when the table in docs/how-to/frameworks.md differs from what it measures, and
+prints the table to paste.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import adapter_tools
+import pytest
+
+import pytest_nucleo as nucleo
+
+PAGE = Path(__file__).parent.parent / "docs" / "how-to" / "frameworks.md"
+PLAIN = nucleo.llm_errors(adapter_tools.fetch_order)  # raises our exceptions, no adapter
+CUT = 80
+
+
+def _mcp(args: dict[str, str]) -> tuple[bool, str]:
+    from mcp.server.mcpserver import MCPServer
+
+    from pytest_nucleo.adapters.mcp import call_mcp_tool
+
+    server = MCPServer("shop", log_level="CRITICAL")
+    server.tool()(PLAIN)
+    received = call_mcp_tool(server, "fetch_order", args)
+    return received.is_error, received.text
+
+
+def _pydantic_ai(args: dict[str, str]) -> tuple[bool, str]:
+    from pytest_nucleo.adapters.pydantic_ai import call_through_agent
+
+    received = call_through_agent(PLAIN, args)
+    return received.is_error, received.text
+
+
+def _langchain(args: dict[str, str]) -> tuple[bool, str]:
+    from langchain_core.tools import tool
+
+    from pytest_nucleo.adapters.langchain import invoke_tool
+
+    received = invoke_tool(tool(PLAIN), args)
+    return received.is_error, received.text
+
+
+def _openai_agents(args: dict[str, str]) -> tuple[bool, str]:
+    from agents import function_tool
+
+    from pytest_nucleo.adapters.openai_agents import run_through_agents
+
+    received = run_through_agents(function_tool(PLAIN), args)
+    return False, received.text  # function_call_output has no error flag
+
+
+def _anthropic(args: dict[str, str]) -> tuple[bool, str]:
+    from anthropic.lib.tools import beta_tool
+
+    from pytest_nucleo.adapters.anthropic import run_through_tool_runner
+
+    received = run_through_tool_runner(beta_tool(PLAIN), args)
+    return bool(received.block.get("is_error")), received.text
+
+
+def _llama_index(args: dict[str, str]) -> tuple[bool, str]:
+    from llama_index.core.tools import FunctionTool
+
+    from pytest_nucleo.adapters.llama_index import run_through_agent
+
+    received = run_through_agent(FunctionTool.from_defaults(PLAIN), args)
+    assert received.message is not None
+    return "is_error" in received.message.additional_kwargs, received.text
+
+
+def _google_adk(args: dict[str, str]) -> tuple[bool, str]:
+    from google.adk.tools.function_tool import FunctionTool
+
+    from pytest_nucleo.adapters.google_adk import run_through_adk
+
+    received = run_through_adk(FunctionTool(PLAIN), args, on_tool_error_callback=None)
+    return received.is_error, received.text
+
+
+FRAMEWORKS: dict[str, Callable[[dict[str, str]], tuple[bool, str]]] = {
+    "MCP (`MCPServer`)": _mcp,
+    "pydantic-ai": _pydantic_ai,
+    "LangChain": _langchain,
+    "OpenAI Agents SDK": _openai_agents,
+    "Anthropic tool runner": _anthropic,
+    "LlamaIndex": _llama_index,
+    "Google ADK": _google_adk,
+}
+
+
+def _cell(text: str) -> str:
+    text = text.replace("\n", " ")
+    if len(text) > CUT:
+        text = text[: CUT - 1] + "…"
+    return "`" + text.replace("`", "'").replace("|", "\\|") + "`"
+
+
+def _row(name: str, measure: Callable[[dict[str, str]], tuple[bool, str]], args: Any) -> str:
+    try:
+        flag, text = measure(args)
+    except Exception as error:  # the framework let the exception end the run
+        return f"| {name} | the run ends: `{type(error).__name__}` is raised | — |"
+    return f"| {name} | {_cell(text)} | {'yes' if flag else 'no'} |"
+
+
+@pytest.mark.nucleo(expect_leaks=True)
+def test_the_docs_table_is_what_each_framework_sends(fake_upstream: Any) -> None:
+    args = adapter_tools.arrange(fake_upstream, "not found")
+    rows = [_row(name, measure, args) for name, measure in FRAMEWORKS.items()]
+    table = "\n".join(
+        [
+            "| framework, no adapter | the model reads, for a 404 | error flag sent |",
+            "|---|---|---|",
+            *rows,
+        ]
+    )
+    assert table in PAGE.read_text(encoding="utf-8"), (
+        f"the table in {PAGE.name} differs from what the frameworks send; measured:\n{table}"
+    )
