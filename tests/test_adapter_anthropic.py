@@ -6,6 +6,10 @@ The Messages API is faked in-process (``httpx.MockTransport``); the text asserte
 
 from __future__ import annotations
 
+from tests._frameworks import needs_frameworks
+
+needs_frameworks("anthropic")
+
 import asyncio
 import logging
 from typing import Any

@@ -6,6 +6,10 @@ calls; the text asserted is the function response of the model's next request.
 
 from __future__ import annotations
 
+from tests._frameworks import needs_frameworks
+
+needs_frameworks("google.adk")
+
 import asyncio
 from typing import Any
 

@@ -5,6 +5,10 @@ The text asserted is the ``role="tool"`` chat message the agent sends the model 
 
 from __future__ import annotations
 
+from tests._frameworks import needs_frameworks
+
+needs_frameworks("llama_index.core")
+
 import asyncio
 from typing import Any
 

@@ -7,6 +7,10 @@ in-memory fastmcp server: no network.
 
 from __future__ import annotations
 
+from tests._frameworks import needs_frameworks
+
+needs_frameworks("fastmcp", "pydantic_ai")
+
 import asyncio
 from typing import Any
 
