@@ -256,7 +256,7 @@ def test_every_test_module_importing_a_framework_skips_without_it() -> None:
             and isinstance(node.value, ast.Call)
             and getattr(node.value.func, "id", None) == "needs_frameworks"
             for arg in node.value.args
-            if isinstance(arg, ast.Constant)
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
         }
         if imported - guarded:
             unguarded.append(f"{path.name}: {sorted(imported - guarded)}")
