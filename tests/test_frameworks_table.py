@@ -16,6 +16,7 @@ import adapter_tools
 import pytest
 
 import pytest_nucleo as nucleo
+from tests._frameworks import needs_frameworks
 
 PAGE = Path(__file__).parent.parent / "docs" / "how-to" / "frameworks.md"
 PLAIN = nucleo.llm_errors(adapter_tools.fetch_order)  # raises our exceptions, no adapter
@@ -114,6 +115,9 @@ def _row(name: str, measure: Callable[[dict[str, str]], tuple[bool, str]], args:
 
 @pytest.mark.nucleo(expect_leaks=True)
 def test_the_docs_table_is_what_each_framework_sends(fake_upstream: Any) -> None:
+    needs_frameworks(
+        "mcp", "pydantic_ai", "langchain_core", "agents", "anthropic", "llama_index", "google.adk"
+    )
     args = adapter_tools.arrange(fake_upstream, "not found")
     rows = [_row(name, measure, args) for name, measure in FRAMEWORKS.items()]
     table = "\n".join(
