@@ -65,7 +65,9 @@ def quote_of(excerpt: str, size: int, budget: int) -> Quote:
         return Quote()
     if _BINARY.fullmatch(excerpt):  # body_excerpt's own words for a binary body
         return Quote(shape=excerpt[1:-1])
-    head = _CUT_MARK.split(excerpt, maxsplit=1)[0].strip()
+    # Quote marks around the whole answer add nothing, and one at its edge would read as the
+    # end of the quote: '"" a"'.
+    head = _CUT_MARK.split(excerpt, maxsplit=1)[0].strip().strip("\"'").strip()
     is_json = head[:1] in ("{", "[")
     if is_json and not (len(excerpt) <= SHORT_JSON and MASK not in excerpt):
         message = _message_field(head)
@@ -79,7 +81,9 @@ def quote_of(excerpt: str, size: int, budget: int) -> Quote:
         )
     if budget < MIN_QUOTE:
         return Quote()
-    return Quote(words=_fit(head, budget))
+    words = _fit(head, budget)
+    # A cut can leave only keys and brackets of what had words: '{"error": {"code": 1...'.
+    return Quote(words=words) if has_words(words) else Quote()
 
 
 def _message_field(text: str) -> str | None:

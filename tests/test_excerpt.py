@@ -203,3 +203,21 @@ def test_an_endpoint_masks_a_known_value_its_cut_splits() -> None:
     value = "path-secret-" * 60
     for prefix in (100, 250, 290, 400, 540):
         assert "path-secret" not in safe_endpoint("/v1/" + "p" * prefix + value, known=[value])
+
+
+def test_a_quote_cut_to_its_budget_keeps_words_or_is_left_out() -> None:
+    # Cut to a short budget, a small JSON body can keep only its keys and brackets; the text
+    # then quotes nothing rather than '{"error": {"code": 1...'.
+    from pytest_nucleo._quote import quote_of
+
+    body = '{"error": {"code": 1, "message": "Service temporarily unavailable"}}'
+    assert quote_of(body, len(body), 30).words == ""
+    assert quote_of(body, len(body), 200).words == body
+
+
+def test_a_quote_mark_at_the_edge_of_an_answer_is_not_quoted() -> None:
+    # '" a' quoted as is reads 'It said: "" a".', which ends the quote before its words.
+    from pytest_nucleo._quote import quote_of
+
+    assert quote_of('" a', 3, 200).words == "a"
+    assert quote_of('"Service down"', 14, 200).words == "Service down"
