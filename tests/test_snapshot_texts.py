@@ -112,3 +112,12 @@ def test_no_committed_snapshot_text_breaks_a_style_rule() -> None:
 def test_the_rules_counted_above_catch_what_they_count(text: str, rule: str) -> None:
     # The count over the snapshots means something only if each rule finds its own defect.
     assert rule in {problem.rule for problem in text_problems(text)}
+
+
+def test_a_quote_mark_inside_the_servers_words_does_not_end_the_quote() -> None:
+    # 'It said: "!" A".' quotes `!" A`, which has a word; read up to the first '"' it would
+    # be the empty quote '!'.
+    said = 'The external service Shop failed. It said: "!" A". Use another way, or come back later.'
+    assert text_problems(f"{said}\n{UNCORRECTABLE_HINT}") == []
+    bare = 'The external service Shop failed. It said: "!". Use another way, or come back later.'
+    assert "empty quote" in {p.rule for p in text_problems(f"{bare}\n{UNCORRECTABLE_HINT}")}

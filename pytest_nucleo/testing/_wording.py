@@ -33,7 +33,9 @@ class TextProblem(str):
 UNKNOWN_WAIT = object()
 """``retry_after`` when the check is not told the wait the text must state."""
 
-_QUOTE = re.compile(r'(?:It said:|saying) "(.*?)"(?=[.,;)]?(?:\s|$))', re.S)
+# "It said" closes its quote with '".' (the form every text of the package writes), so a
+# quote mark inside the server's words ('It said: "!" A".') does not end it early.
+_QUOTE = re.compile(r'It said: "(.*?)"\.(?=\s|$)|saying "(.*?)"(?=[.,;)]?(?:\s|$))', re.S)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # What a text says when it asks for another call or for a smaller one.
 _ASKS_RETRY = re.compile(
@@ -105,7 +107,7 @@ def wording_problems(
     - **too long**: more than ``body_limit`` characters before the hint line.
     """
     body, hint = split_hint(text)
-    quotes = [m.group(1) for m in _QUOTE.finditer(body)]
+    quotes = [m.group(1) if m.group(1) is not None else m.group(2) for m in _QUOTE.finditer(body)]
     ours = _QUOTE.sub("It said: (a quote).", body)
     problems: list[TextProblem] = []
 
