@@ -126,7 +126,8 @@ def said_of(excerpt: str, size: int, budget: int) -> str:
     return f" Its answer was {quote.shape}." if quote.shape else ""
 
 
-_QUOTED = re.compile(r' It said: "(.*)"\.', re.S)
+# Up to the first '".' that ends a sentence: words after the quote may be quoted too.
+_QUOTED = re.compile(r' It said: "(.*?)"\.(?=\s|$)', re.S)
 
 
 def fit_quote(text: str, limit: int) -> str:

@@ -610,7 +610,7 @@ _FACTS: weakref.WeakKeyDictionary[Any, _Facts] = weakref.WeakKeyDictionary()
 
 
 def _facts(target: Callable[..., Any]) -> _Facts:
-    """The tool's facts; cached, since a signature costs more than a whole refusal (R3)."""
+    """The tool's facts; cached, since a signature costs more than a whole refusal."""
     try:
         return _FACTS[target]
     except (KeyError, TypeError):

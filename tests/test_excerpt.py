@@ -221,3 +221,14 @@ def test_a_quote_mark_at_the_edge_of_an_answer_is_not_quoted() -> None:
 
     assert quote_of('" a', 3, 200).words == "a"
     assert quote_of('"Service down"', 14, 200).words == "Service down"
+
+
+def test_fitting_a_text_cuts_its_quote_and_keeps_the_sentence_after_it() -> None:
+    from pytest_nucleo._quote import fit_quote
+
+    quote = "order not found in any of the warehouses we know of"
+    text = f'Shop failed. It said: "{quote}". Check the value of "order_number".'
+    fitted = fit_quote(text, len(text) - 20)
+    assert fitted.endswith(' Check the value of "order_number".')
+    assert fitted.startswith('Shop failed. It said: "order not found')
+    assert len(fitted) <= len(text) - 20

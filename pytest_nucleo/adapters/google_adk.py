@@ -263,9 +263,13 @@ async def arun_through_adk(
     runner = InMemoryRunner(app=app)
     session = await runner.session_service.create_session(app_name="nucleo_harness", user_id="u")
     message = types.Content(role="user", parts=[types.Part(text="Call the tool.")])
-    async for _event in runner.run_async(user_id="u", session_id=session.id, new_message=message):
-        pass
-    await runner.close()
+    try:
+        async for _event in runner.run_async(
+            user_id="u", session_id=session.id, new_message=message
+        ):
+            pass
+    finally:
+        await runner.close()
     if len(model.sent) != 1:
         raise AssertionError(f"expected one function response, got {model.sent!r}")
     response = dict(model.sent[0].response or {})

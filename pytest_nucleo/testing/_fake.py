@@ -576,10 +576,10 @@ class FakeUpstream:
                 backend.start(self.router)
                 self._backends.append(backend)
             self._unwatch = watch_imports(self._imported)
+            fake_started(self)  # its routed hosts resolve, to an address only it answers
         except BaseException:
             self.stop()
             raise
-        fake_started(self)  # its routed hosts resolve, to an address only it answers
         return self
 
     def _imported(self, client: str, make: Callable[[], Backend]) -> None:
