@@ -240,8 +240,11 @@ class InvalidInputException(CorrectableLLMException):
 
     # Set by the constructor (through _keep); declared so that type checkers see them.
     parameter_name: str
+    """The parameter the model got wrong, as the tool names it."""
     invalid_value: object
+    """The value the model sent (the model reads it bounded and masked)."""
     validation_rule: str
+    """The way to get it right, e.g. "must be 8 digits"."""
 
     def __init__(
         self,
@@ -277,7 +280,9 @@ class ResourceNotFoundException(CorrectableLLMException):
 
     # Set by the constructor (through _keep); declared so that type checkers see them.
     resource_type: str
+    """What kind of thing was looked up ("order", "compound")."""
     identifier: object
+    """The identifier that names nothing."""
 
     def __init__(
         self, resource_type: str, identifier: object, *, llm_message: str | None = None
@@ -317,7 +322,9 @@ class ExternalServiceException(UncorrectableLLMException):
 
     # Set by the constructor (through _keep); declared so that type checkers see them.
     service_name: str
+    """The service as the model should read its name."""
     error_details: str
+    """What went wrong; the technical message and the model's text are both built from it."""
 
     def __init__(
         self,
@@ -347,6 +354,7 @@ class UpstreamThrottleException(ExternalServiceException):
 
     # Set by the constructor (through _keep); declared so that type checkers see them.
     retry_after: float | None
+    """Seconds the service asked us to wait before another call, or None when it did not say."""
 
     def __init__(
         self,
@@ -379,7 +387,9 @@ class UnauthorizedException(UncorrectableLLMException):
 
     # Set by the constructor (through _keep); declared so that type checkers see them.
     service_name: str
+    """The service whose credentials were rejected."""
     reason: str
+    """Why they were rejected, as the service or the tool said it (never the credentials)."""
 
     def __init__(self, service_name: str, reason: str, *, llm_message: str | None = None) -> None:
         service = one_line(service_name, VALUE_LIMIT)
@@ -423,7 +433,9 @@ class SystemException(UncorrectableLLMException):
 
     # Set by the constructor (through _keep); declared so that type checkers see them.
     component: str
+    """The part of the tool that failed (the model reads only that a system error occurred)."""
     technical_message: str
+    """What went wrong, for the logs only."""
 
     def __init__(
         self, component: str, technical_message: str, cause: BaseException | None = None
@@ -454,6 +466,7 @@ class JobTimeoutException(UncorrectableLLMException):
 
     # Set by the constructor (through _keep); declared so that type checkers see them.
     budget: float
+    """The time the job was allowed, in seconds."""
 
     def __init__(self, budget: float) -> None:
         if not (math.isfinite(budget) and budget >= 0):
@@ -487,6 +500,7 @@ class PromptNotFoundException(UncorrectableLLMException):
 
     # Set by the constructor (through _keep); declared so that type checkers see them.
     key: str
+    """The key of the prompt that was not found."""
 
     def __init__(self, key: str) -> None:
         shown = render_value(key)
@@ -528,9 +542,13 @@ class QuotaExhaustedException(UncorrectableRuntimeLLMException):
 
     # Set by the constructor (through _keep); declared so that type checkers see them.
     provider: str
+    """The model provider whose quota is used up."""
     account: str
+    """The account or project whose quota it is."""
     model: str | None
+    """The model the quota is for, when the provider said."""
     detail: str | None
+    """What the provider said about the quota, when it did."""
 
     def __init__(
         self, provider: str, account: str, model: str | None = None, detail: str | None = None
@@ -559,6 +577,7 @@ class ModelNotFoundException(UncorrectableRuntimeLLMException):
 
     # Set by the constructor (through _keep); declared so that type checkers see them.
     model_id: str
+    """The model the provider does not know."""
 
     def __init__(self, model_id: str) -> None:
         super().__init__(f"The model catalog holds no model with the id {render_value(model_id)}.")
@@ -573,8 +592,11 @@ class ProviderRefusalException(UncorrectableRuntimeLLMException):
 
     # Set by the constructor (through _keep); declared so that type checkers see them.
     model: str
+    """The model that refused."""
     category: str | None
+    """The category of the refusal, when the provider gave one."""
     explanation: str | None
+    """The provider's explanation of the refusal, when it gave one."""
 
     def __init__(
         self, model: str, category: str | None = None, explanation: str | None = None
