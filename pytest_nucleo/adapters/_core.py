@@ -29,6 +29,7 @@ from pytest_nucleo._clock import Clock
 from pytest_nucleo._exceptions import (
     CorrectableRuntimeLLMException,
     InvalidInputException,
+    LLMReadableException,
     LLMReadableRuntimeException,
     UncorrectableRuntimeLLMException,
     check_seconds,
@@ -64,6 +65,27 @@ OnSuccess = Callable[[ToolResult], Any]
 ReadOwnError = Callable[[BaseException], LLMReadableRuntimeException | None]
 """The failure an exception of the framework's own type for a message to the model means
 (:func:`own_error_failure`), or None for any other exception."""
+
+
+class ToolFailureText(str):
+    """A failed call's result where the framework has no error flag the model reads (the
+    OpenAI Agents SDK, LlamaIndex): a ``str`` of exactly the text the model reads, plus the
+    failure it explains, so your code can test ``isinstance(output, ToolFailureText)`` and
+    read ``.exception``.
+    """
+
+    exception: LLMReadableException | None
+    """The failure the text explains; None when there was no exception to keep (a
+    framework's own error turned into text)."""
+
+    def __new__(cls, text: str, exception: LLMReadableException | None = None) -> ToolFailureText:
+        made = super().__new__(cls, text)
+        made.exception = exception
+        return made
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keep the type and the failure through copy and pickle (frameworks deep-copy items).
+        return (type(self), (str(self), self.exception))
 
 
 class RunnerOptions(TypedDict, total=False):

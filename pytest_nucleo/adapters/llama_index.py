@@ -56,10 +56,10 @@ from llama_index.core.schema import BaseNode
 from llama_index.core.tools import FunctionTool, ToolOutput
 from pydantic.warnings import PydanticDeprecationWarning
 
-from pytest_nucleo._exceptions import LLMReadableException
 from pytest_nucleo._runner import ToolResult, run_sync
 from pytest_nucleo.adapters._core import (
     RunnerOptions,
+    ToolFailureText,
     check_runner_options,
     success_text_unless,
     sync_entry,
@@ -80,25 +80,6 @@ CHANNEL = "tool message"
 _UNDER_A_LOOP = (
     "this harness cannot run under a running event loop: use `await arun_through_agent(...)`"
 )
-
-
-class ToolFailureText(str):
-    """A failed call's result: the text the model reads, plus the failure it explains.
-
-    The adapter returns this from the tool, so LlamaIndex sends the model exactly the text;
-    the tool's ``ToolOutput`` then has ``is_error=True`` and this as ``raw_output``.
-    """
-
-    exception: LLMReadableException | None
-    """The failure the text explains (None when the runner had no exception to keep)."""
-
-    def __new__(cls, text: str, exception: LLMReadableException | None = None) -> ToolFailureText:
-        made = super().__new__(cls, text)
-        made.exception = exception
-        return made
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (str(self), self.exception))
 
 
 def _failure_text(result: ToolResult) -> ToolFailureText:

@@ -80,6 +80,7 @@ from pytest_nucleo._message import described
 from pytest_nucleo._runner import ToolResult, run_sync
 from pytest_nucleo.adapters._core import (
     RunnerOptions,
+    ToolFailureText,
     check_runner_options,
     schema_failure,
     success_text_unless,
@@ -102,27 +103,6 @@ __all__ = [
 
 CHANNEL = "function_call_output"
 """The Responses item a tool's result reaches the model in, success or failure alike."""
-
-
-class ToolFailureText(str):
-    """The text a failed call sends the model: a ``str``, plus the failure it explains.
-
-    The SDK has no error flag, so :func:`failure_error_function` returns this instead of a
-    plain ``str``; the model reads the same characters, and your code (hooks, ``RunResult``
-    items) can test ``isinstance(item.output, ToolFailureText)`` and read ``.exception``.
-    """
-
-    exception: LLMReadableException | None
-    """The failure the text explains; None when the SDK's own error was turned into text."""
-
-    def __new__(cls, text: str, exception: LLMReadableException | None = None) -> ToolFailureText:
-        made = super().__new__(cls, text)
-        made.exception = exception
-        return made
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Keep the type and the failure through copy/pickle (the SDK deep-copies run items).
-        return (type(self), (str(self), self.exception))
 
 
 class _RunnerFailure(Exception):
