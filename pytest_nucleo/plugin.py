@@ -177,12 +177,14 @@ class _RunnerWatch(logging.Handler):
 
 
 _watch = pytest.StashKey[_RunnerWatch]()
+_guard_scope = pytest.StashKey[str]()
 _running: list[_RunnerWatch] = []  # the watches of the sessions running a test, innermost last
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    for name in ("nucleo_guard", "nucleo_matrix"):  # a bad value fails the run at once
-        _setting(config, name)
+    # A bad value fails the run at once; the guard's scope is read once, not per test.
+    _setting(config, "nucleo_matrix")
+    config.stash[_guard_scope] = _setting(config, "nucleo_guard")
     watch = config.stash[_watch] = _RunnerWatch(config)
     try:
         config.stash[_guard] = _network.install(allow_hosts=_setting(config, "nucleo_allow_hosts"))
@@ -229,7 +231,7 @@ def _begin_guard(item: pytest.Item, guard: _network.Guard, options: dict[str, An
     """Guard the test, or not, as the scope says (see the docs' "The network guard"): with
     ``plugin-tests``, a test that uses the plugin's fixtures or marker is guarded, and any
     other test only while a fake upstream runs in it."""
-    scope = _setting(item.config, "nucleo_guard")
+    scope = item.config.stash[_guard_scope]
     allowed = options.get("allow_network", False)
     hosts = _marker_hosts(options.get("allow_hosts", ()))
     if scope == "off":
@@ -241,6 +243,8 @@ def _begin_guard(item: pytest.Item, guard: _network.Guard, options: dict[str, An
 
 
 def _marker_hosts(hosts: object) -> list[str]:
+    if hosts == ():  # the marker's default: nothing to check
+        return []
     where = "@pytest.mark.nucleo(allow_hosts=...)"
     if isinstance(hosts, str) or not (
         isinstance(hosts, list | tuple) and all(isinstance(h, str) for h in hosts)

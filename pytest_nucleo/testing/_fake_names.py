@@ -64,7 +64,7 @@ def routes_for(host: str) -> list[str]:
         route.describe()
         for fake in running
         for route in fake.routes
-        if (urlsplit(route.url).hostname or "").rstrip(".").lower() == name
+        if host_name(urlsplit(route.url).hostname or "") == name
     ]
 
 

@@ -35,7 +35,7 @@ class AllowList:
         self.networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
         self.resolved: set[str] = set()  # the addresses allowed names resolved to
         for raw in entries:
-            entry = raw.strip().strip("[]").rstrip(".").lower()
+            entry = host_name(raw.strip())
             if not entry:
                 continue
             try:

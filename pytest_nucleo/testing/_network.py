@@ -207,14 +207,15 @@ def _refuse(blocked: Blocked) -> None:
 
 
 def _check_connect(host: object, port: object) -> None:
+    name = host_name(host)
     fake_name = fake_name_of(host)
     if fake_name is not None:  # nobody's address: refused whatever the test may reach
-        _refuse(_refusal("connect", host_name(host), port, by=find_caller(2), name=fake_name))
+        _refuse(_refusal("connect", name, port, by=find_caller(2), name=fake_name))
     if not _guards or not _guards[-1].guarding() or _is_local(host):
         return
-    if _guards[-1].allows(host_name(host)):
+    if _guards[-1].allows(name):
         return
-    _refuse(_refusal("connect", host_name(host), port, by=find_caller(2)))
+    _refuse(_refusal("connect", name, port, by=find_caller(2)))
 
 
 def _resolve(host: object, port: object) -> str | None:
@@ -222,19 +223,20 @@ def _resolve(host: object, port: object) -> str | None:
     (refused in a guarded test unless local or allowed) and return None."""
     # Only a name beyond this machine: an address resolves to itself, and a local name stays
     # local (a route for localhost answers through the faked client all the same).
+    name = host_name(host)
     if (
         _fake_names.running
         and isinstance(host, str | bytes)
-        and ip_of(host_name(host)) is None
+        and ip_of(name) is None
         and not _is_local(host)
-        and routes_for(host_name(host))
+        and routes_for(name)
     ):
-        return fake_address(host_name(host))
+        return fake_address(name)
     if not _guards or not _guards[-1].guarding() or _is_local(host):
         return None
-    if _guards[-1].allows(host_name(host)):
+    if _guards[-1].allows(name):
         return None
-    _refuse(_refusal("lookup", host_name(host), port, by=find_caller(2)))
+    _refuse(_refusal("lookup", name, port, by=find_caller(2)))
     return None  # pragma: no cover - _refuse raises
 
 
