@@ -175,3 +175,26 @@ def test_json_after_much_whitespace_is_still_decoded() -> None:
     request = httpx.Request("GET", f"{BASE}/orders")
     answer = httpx.Response(200, content=b" \n" * 5000 + b'{"ok": true}', request=request)
     assert Shop(httpx.Client())._decode(answer, empty_on_404=False) == {"ok": True}
+
+
+def test_a_retry_after_of_zero_says_the_limit_may_be_over(llm_snapshot: SnapshotAssertion) -> None:
+    failure = http_exception("Shop API", "/orders", 429, "slow down", {"Retry-After": "0"})
+    assert failure.retry_after == 0
+    assert "It asked for a wait of 0 seconds" in failure.explain_to_llm()
+    assert failure.explain_to_llm() == llm_snapshot
+
+
+def test_a_long_body_with_no_words_is_named_by_its_size(llm_snapshot: SnapshotAssertion) -> None:
+    failure = http_exception("Shop API", "/orders", 500, "0123456789-" * 30)
+    assert "Its answer was a body of 330 bytes with no words in it." in failure.explain_to_llm()
+    assert failure.explain_to_llm() == llm_snapshot
+
+
+def test_an_empty_answer_where_json_was_asked_for(
+    router: respx.MockRouter, llm_snapshot: SnapshotAssertion
+) -> None:
+    router.get("/orders").respond(200, content=b"", headers={"content-type": "application/json"})
+    with pytest.raises(ExternalServiceException) as info:
+        sync_call("GET", "/orders")
+    assert "The body was empty." in info.value.explain_to_llm()
+    assert info.value.explain_to_llm() == llm_snapshot
