@@ -130,9 +130,10 @@ def page_text(markup: str, need: int = 0) -> str:
             reader.feed(markup[start : start + FEED])
             if reader.tags >= TAG_BUDGET or (need and reader.seen >= need + need // 2):
                 break
+    title_line = " ".join("".join(reader.title).split())
     kept: list[str] = []
     seen = ""
-    for line in [" ".join("".join(reader.title).split()), *reader.lines]:
+    for line in [title_line, *reader.lines]:
         line = " ".join(line.split())
         if not line or _BOILERPLATE.search(line):
             continue
@@ -143,7 +144,7 @@ def page_text(markup: str, need: int = 0) -> str:
             continue
         kept.append(line)
         seen += " " + folded
-    title = " ".join("".join(reader.title).split()).casefold()
+    title = title_line.casefold()
     if (
         len(kept) > 1
         and title

@@ -106,8 +106,7 @@ class RetriesExhaustedException(UncorrectableLLMException):
             technical = f"{name}: {what} signal after {attempts} attempt(s), retry budget spent"
             text = (
                 f"The tool {name} hit a temporary upstream problem ({what}) on every attempt: "
-                f"it was tried {tries}, with waits in between, and never succeeded. Use another "
-                "way, or come back later."
+                f"it was tried {tries}, with waits in between, and never succeeded. {next_step(None)}"
             )
         super().__init__(technical, llm_message=text)
         self._keep(

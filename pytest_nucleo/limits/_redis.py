@@ -246,9 +246,7 @@ class SharedState:
             else:
                 self._kept_until = self._clock.monotonic() + reply[-1] / 1000
 
-    def _reservation(
-        self, reply: list[Any], takes: tuple[int, ...]
-    ) -> Reservation | LimiterRefusalException:
+    def _reservation(self, reply: list[Any]) -> Reservation | LimiterRefusalException:
         self._answered(reply)
         if _text(reply[1]) == "admitted":
             return int(reply[2]), float(reply[3]), float(reply[4])
@@ -284,7 +282,7 @@ class SharedState:
         reply = self._call(self._args("reserve", ",".join(map(str, takes))))
         if reply is None:
             return self._refuse_alone() or self._fallback.reserve(takes)
-        return self._reservation(reply, takes)
+        return self._reservation(reply)
 
     def unreserve(self, start: float, takes: tuple[int, ...]) -> None:
         reply = self._call(self._args("unreserve", repr(start), ",".join(map(str, takes))))
@@ -352,7 +350,7 @@ class SharedState:
         reply = await self._acall(self._args("reserve", ",".join(map(str, takes))))
         if reply is None:
             return self._refuse_alone() or self._fallback.reserve(takes)
-        return self._reservation(reply, takes)
+        return self._reservation(reply)
 
     async def aunreserve(self, start: float, takes: tuple[int, ...]) -> None:
         reply = await self._acall(self._args("unreserve", repr(start), ",".join(map(str, takes))))

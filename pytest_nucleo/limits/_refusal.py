@@ -53,7 +53,6 @@ class LimiterRefusalException(UncorrectableLLMException):
             math.ceil(round(off_for, 3)),  # whole seconds: finer is noise to the model
             reason,
             last_failure,
-            max_wait_seconds,
             budget,
             units,
         )
@@ -85,7 +84,6 @@ def _refusal_texts(
     off_for: int,
     reason: RefusalReason,
     last_failure: UpstreamFailure | None,
-    max_wait_seconds: float | None,
     budget: Budget | None,
     units: int | None,
 ) -> tuple[str, str]:
