@@ -14,6 +14,11 @@ def host_name(host: object) -> str:
     return str(host).strip("[]").rstrip(".").lower()
 
 
+def bracketed(host: str) -> str:
+    """``host`` as a URL or ``host:port`` writes it: an IPv6 address in brackets."""
+    return f"[{host}]" if ":" in host else host
+
+
 def ip_of(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     """The address ``name`` spells (an IPv4-mapped IPv6 one as IPv4), or None for a name."""
     try:

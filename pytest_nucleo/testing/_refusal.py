@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._docs import docs_ref
+from ._hosts import bracketed
 
 DOCS = docs_ref("docs/how-to/fake-upstream.md", "The network guard")
 
@@ -105,7 +106,7 @@ class Tried:
 
     @property
     def place(self) -> str:
-        shown = f"[{self.host}]" if ":" in self.host else self.host
+        shown = bracketed(self.host)
         return f"{shown}:{self.port}" if self.port not in (None, "", 0) else shown
 
 
@@ -186,7 +187,7 @@ def _why_not_faked(caller: Caller, faked: list[str], clients: str) -> str:
 
 def _url(tried: Tried) -> str:
     """The URL of a route for the host, its scheme guessed from the port."""
-    shown = f"[{tried.host}]" if ":" in tried.host else tried.host
+    shown = bracketed(tried.host)
     port = str(tried.port) if tried.port is not None else ""
     if port in ("", "0", "443", "https"):
         return f"https://{shown}/..."

@@ -28,6 +28,8 @@ import h11
 import httpx
 import respx
 
+from pytest_nucleo.testing._hosts import bracketed
+
 _CONNECT: dict[type[http.client.HTTPConnection], tuple[str, Callable[..., None]]] = {
     http.client.HTTPConnection: ("http", vars(http.client.HTTPConnection)["connect"]),
     http.client.HTTPSConnection: ("https", vars(http.client.HTTPSConnection)["connect"]),
@@ -200,7 +202,7 @@ class _Reader(io.RawIOBase):
 
 
 def _origin(scheme: str, host: str, port: int | None) -> str:
-    shown = f"[{host}]" if ":" in host else host
+    shown = bracketed(host)
     default = 443 if scheme == "https" else 80
     return f"{scheme}://{shown}" + (f":{port}" if port and port != default else "")
 
