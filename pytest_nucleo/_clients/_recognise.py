@@ -15,8 +15,8 @@ def client_failure(
 
     ``service`` names the service when the caller knows it (``llm_errors(service=...)``,
     ``wrap_with_context``); else the request's host does when the exception carries it and it
-    is not a loopback address, else "called by ``component``". The host alone never holds userinfo, port or query. The result's cause is
-    ``exc``.
+    is not a loopback address, else "called by ``component``". The host alone never holds
+    userinfo, port or query. The result's cause is ``exc``.
     """
     seen = transport_failure(exc)
     if seen is None:
