@@ -11,6 +11,8 @@ is one module and one line in :data:`_SUPPORT`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from types import FrameType
 from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 
 from pytest_nucleo._registry import LazyRegistry
@@ -120,3 +122,12 @@ def read_response(obj: object) -> ResponseView | None:
 def clients() -> tuple[str, ...]:
     """The clients the runtime understands, by the name a user knows them by."""
     return (*(name for name in _SUPPORT if name not in _STDLIB), "urllib")
+
+
+def frames_of(exc: BaseException) -> Iterator[FrameType]:
+    """The frames ``exc`` was raised through, outermost first: where a client's exception does
+    not carry what it was raised for (the request, the response), the frames that raised it do."""
+    tb = exc.__traceback__
+    while tb is not None:
+        yield tb.tb_frame
+        tb = tb.tb_next

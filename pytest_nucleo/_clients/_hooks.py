@@ -8,7 +8,8 @@ client's support.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from . import support_for
 
@@ -23,3 +24,10 @@ def hook_failures(client: object, check: FailureCheck, mark: str) -> bool:
     support = support_for(client)
     hook = getattr(support, "hook_failures", None)
     return bool(hook is not None and hook(client, check, mark))
+
+
+def replace_marked(hooks: Iterable[Any], hook: Any, mark: str) -> list[Any]:
+    """``hooks`` with ``hook``, tagged with ``mark``, in place of any earlier hook of that
+    ``mark``: hooking a client twice for the same service checks each response once."""
+    hook.nucleo_mark = mark
+    return [*(h for h in hooks if getattr(h, "nucleo_mark", None) != mark), hook]

@@ -9,7 +9,7 @@ from typing import Any
 from pytest_nucleo._chain import iter_chain
 
 from . import ResponseView, TransportSeen
-from ._hooks import FailureCheck
+from ._hooks import FailureCheck, replace_marked
 from ._kinds import Transport
 
 
@@ -132,9 +132,10 @@ class HttpxApi:
             hook = on_response
         else:
             return False
-        hook.nucleo_mark = mark
         hooks = client.event_hooks
-        kept = [h for h in hooks.get("response", []) if getattr(h, "nucleo_mark", None) != mark]
         # Assigned back: httpx's event_hooks setter copies the lists it is given.
-        client.event_hooks = {**hooks, "response": [*kept, hook]}
+        client.event_hooks = {
+            **hooks,
+            "response": replace_marked(hooks.get("response", []), hook, mark),
+        }
         return True

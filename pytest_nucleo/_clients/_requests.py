@@ -7,9 +7,9 @@ from typing import Any
 import requests
 from requests import exceptions as r
 
-from . import ResponseView, Seen, TransportSeen, UndecodedAnswer
+from . import ResponseView, Seen, TransportSeen, UndecodedAnswer, frames_of
 from . import transport_failure as _any_client
-from ._hooks import FailureCheck
+from ._hooks import FailureCheck, replace_marked
 from ._httpx_api import caused_by_tls
 from ._kinds import Transport, host_of
 
@@ -69,15 +69,13 @@ def transport_failure(exc: BaseException) -> Seen | None:
 def _decoded_by(exc: BaseException) -> UndecodedAnswer | None:
     """The 2xx answer whose ``.json()`` raised ``exc``. The error does not carry it, but the
     frame of ``Response.json`` that raised it does."""
-    tb = exc.__traceback__
-    while tb is not None:
-        response = tb.tb_frame.f_locals.get("self")
+    for frame in frames_of(exc):
+        response = frame.f_locals.get("self")
         if isinstance(response, requests.Response) and 200 <= response.status_code <= 299:
             view = read_response(response)
             if view is not None:
                 content_type = response.headers.get("content-type")
                 return UndecodedAnswer(view, content_type, type(exc).__name__)
-        tb = tb.tb_next
     return None
 
 
@@ -116,8 +114,6 @@ def hook_failures(client: object, check: FailureCheck, mark: str) -> bool:
         if response.status_code >= 400:
             check(response)
 
-    on_response.nucleo_mark = mark  # type: ignore[attr-defined]
     hooks = client.hooks.setdefault("response", [])
-    hooks[:] = [h for h in hooks if getattr(h, "nucleo_mark", None) != mark]
-    hooks.append(on_response)
+    hooks[:] = replace_marked(hooks, on_response, mark)
     return True

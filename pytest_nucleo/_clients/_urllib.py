@@ -23,11 +23,10 @@ from __future__ import annotations
 import io
 import socket
 import sys
-from collections.abc import Iterator
-from types import FrameType, ModuleType
+from types import ModuleType
 from typing import Any, NamedTuple
 
-from . import ResponseView, TransportSeen
+from . import ResponseView, TransportSeen, frames_of
 from ._kinds import Transport, host_of
 
 _OWN_MODULES = frozenset({"http.client", "urllib.request"})
@@ -69,13 +68,6 @@ class _Call(NamedTuple):
     body: bytes | None = None
 
 
-def _frames(exc: BaseException) -> Iterator[FrameType]:
-    tb = exc.__traceback__
-    while tb is not None:
-        yield tb.tb_frame
-        tb = tb.tb_next
-
-
 def _call_of(exc: BaseException) -> _Call | None:
     """The call ``exc`` was raised in, from its traceback; None when no frame of urllib or
     http.client is in it (then it was not raised by them)."""
@@ -83,7 +75,7 @@ def _call_of(exc: BaseException) -> _Call | None:
     headers: tuple[tuple[str, str], ...] = ()
     body: bytes | None = None
     reading = ours = False
-    for frame in _frames(exc):
+    for frame in frames_of(exc):
         if frame.f_globals.get("__name__") not in _OWN_MODULES:
             continue
         ours = True
