@@ -256,7 +256,9 @@ class InvalidInputException(CorrectableLLMException):
     ) -> None:
         rule = one_line(validation_rule)
         super().__init__(
-            f"Invalid input for parameter '{one_line(parameter_name, VALUE_LIMIT)}': {rule}",
+            # The rule in brackets, not after a colon: "'api_key': must be..." reads as a
+            # credential pair to the log's masking, which would swallow the rule's first word.
+            f"Invalid input for parameter '{one_line(parameter_name, VALUE_LIMIT)}' ({rule})",
             llm_message=llm_message
             or (
                 f"The parameter '{one_line(parameter_name, VALUE_LIMIT)}' got "

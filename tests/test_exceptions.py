@@ -311,6 +311,13 @@ def test_technical_message_of_invalid_input_leaves_the_value_out() -> None:
     assert "alice@example.com" in exc.llm_message
 
 
+@pytest.mark.parametrize("name", ["api_key", "token", "password", "client_secret"])
+def test_a_credential_parameter_keeps_its_rule_in_the_technical_message(name: str) -> None:
+    # The log's masking reads "'api_key': ..." as a credential pair; the rule must survive it.
+    exc = nucleo.InvalidInputException(name, "sk-live-0123456789abcdef", "must be a valid key")
+    assert str(exc) == f"Invalid input for parameter '{name}' (must be a valid key)"
+
+
 @pytest.mark.parametrize(
     ("value", "shown"),
     [
