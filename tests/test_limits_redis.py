@@ -22,6 +22,7 @@ from syrupy.assertion import SnapshotAssertion
 
 import pytest_nucleo as nucleo
 from pytest_nucleo import FakeClock, LimiterRefusalException, RateLimiter, RedisStore
+from pytest_nucleo.limits._redis import ScriptFailed
 
 OUTAGE = nucleo.UpstreamFailure("Shop API", "Service Unavailable", 503)
 SLOW_DOWN = nucleo.UpstreamFailure("GitHub", "slow down", 429, 30.0)
@@ -345,6 +346,63 @@ def test_flushall_mid_run_rebuilds_a_closed_circuit_and_logs_it(
     assert "rebuilt as a closed circuit" in vanished[0].getMessage()
     stats = lim.stats()
     assert (stats.state, stats.failures, stats.successes, stats.fallbacks) == ("closed", 0, 1, 0)
+
+
+# --- a script error is a bug, not an outage ----------------------------------------------------
+
+
+def test_a_key_of_another_type_is_raised_as_an_error_not_read_as_an_outage(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    import redis.exceptions
+
+    prefix, client, clock = unique_prefix(), redis_server.client(), FakeClock()
+    client.set(f"{prefix}:shop", "another program's value")  # WRONGTYPE for the script
+    lim = RateLimiter(
+        "shop", max_requests=5, window_seconds=60, clock=clock,
+        store=RedisStore(client, prefix=prefix, clock=clock),
+    )  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="pytest_nucleo"):
+        with pytest.raises(ScriptFailed, match=r"Redis refused its decision on the key") as raised:
+            lim.acquire()
+        with pytest.raises(ScriptFailed, match="WRONGTYPE"):  # the next one too: no fallback
+            lim.record_success()
+    assert "a value of another type under that key" in str(raised.value)
+    assert isinstance(raised.value.__cause__, redis.exceptions.ResponseError)
+    assert not caplog.records  # no "unreachable" warning
+    client.delete(f"{prefix}:shop")
+    lim.record_success(lim.acquire())
+    assert (lim.stats().successes, lim.stats().fallbacks) == (1, 0)
+
+
+def test_a_script_that_fails_on_the_server_is_raised_sync_and_async(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_nucleo.limits import _redis
+
+    # A script with a bug: a Lua error on the server, as a typo in the real one would give.
+    monkeypatch.setattr(_redis, "_STEP", "local broken = nil; return broken.field")
+    clock = FakeClock()
+    lim = RateLimiter(
+        "shop", max_requests=5, window_seconds=60, clock=clock,
+        store=RedisStore(redis_server.client(), prefix=unique_prefix(), clock=clock),
+    )  # fmt: skip
+    with pytest.raises(ScriptFailed, match="attempt to index"):
+        lim.acquire()  # NOSCRIPT first: loaded, then run, then raised
+
+    async def main() -> None:
+        client = redis_server.async_client()
+        try:
+            alim = RateLimiter(
+                "shop", max_requests=5, window_seconds=60, clock=clock,
+                store=RedisStore(client, prefix=unique_prefix(), clock=clock),
+            )  # fmt: skip
+            with pytest.raises(ScriptFailed, match="attempt to index"):
+                await alim.arecord_success()
+        finally:
+            await client.aclose()
+
+    asyncio.run(main())
 
 
 # --- bad input and the extra ---------------------------------------------------------------------

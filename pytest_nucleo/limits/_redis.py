@@ -1,11 +1,16 @@
 """A limiter's state shared by every process that names it, kept in Redis.
 
 Each decision is one round trip: a server-side script (``_step.lua``, sent with ``EVALSHA``
-and loaded again when the server answers ``NOSCRIPT``; redis-py's ``register_script`` does
-both) reads the state, runs one step of the rules on it and writes it back, atomically, on
-the server's clock (its ``TIME``, read inside the script). So hosts whose clocks differ agree,
-no process works on a stale copy, and a decision never retries; a ``clock`` given to the
-store (a FakeClock in tests) replaces the server's clock.
+and loaded again when the server answers ``NOSCRIPT``) reads the state, runs one step of the
+rules on it and writes it back, atomically, on the server's clock (its ``TIME``, read inside
+the script). So hosts whose clocks differ agree, no process works on a stale copy, and a
+decision never retries; a ``clock`` given to the store (a FakeClock in tests) replaces the
+server's clock.
+
+A decision's cost is a ``PING``'s round trip plus what the script and this module add, so
+both are kept small: the arguments that never change (the script's digest, the key, the
+settings) are encoded once per limiter; the state is fixed-size binary; a reply is one short
+string or a number on the paths every call takes (an admission, an outcome).
 
 Why the rules run in Lua as well as in Python: a decision made in Python needs the state
 brought over, changed and sent back, with a compare-and-set around it, which costs a round
@@ -14,18 +19,18 @@ busy key. The step is the same state machine as ``_machine`` (the same names, st
 and the two are held together by tests: every rule test runs against both stores, and a
 property test drives both with the same random calls and compares each answer.
 
-The state is one hash per limiter (``m``: the state, packed with MessagePack) with an
-expiry, so an idle limiter leaves nothing behind. This module imports redis only when a
+The state is one hash per limiter (see ``_step.lua`` for its fields) with an expiry, so an
+idle limiter leaves nothing behind. This module imports redis only when a
 :class:`RedisStore` is built.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import struct
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
@@ -45,6 +50,14 @@ if TYPE_CHECKING:
 logger = logging.getLogger("pytest_nucleo")
 
 _STEP = (Path(__file__).parent / "_step.lua").read_text(encoding="utf-8")
+
+# Error replies that say what state the server is in (busy, loading, out of memory, a replica
+# or a failing-over primary, unable to persist), not what the script did: an outage, like a
+# lost connection. Any other error reply to the script is a bug, raised (see ``ScriptFailed``).
+_SERVER_STATES = frozenset(
+    {"BUSY", "LOADING", "MASTERDOWN", "MISCONF", "NOREPLICAS", "OOM", "READONLY", "TRYAGAIN",
+     "CLUSTERDOWN"}
+)  # fmt: skip
 
 
 class RedisStore:
@@ -79,7 +92,16 @@ class RedisStore:
         try:
             import redis
             import redis.asyncio
-            from redis.exceptions import RedisError
+            from redis.exceptions import (
+                ClusterDownError,
+                MasterDownError,
+                NoScriptError,
+                OutOfMemoryError,
+                ReadOnlyError,
+                RedisError,
+                ResponseError,
+                TryAgainError,
+            )
         except ImportError as exc:
             raise ImportError(
                 "RedisStore needs the redis client: pip install 'pytest-nucleo[redis]'"
@@ -132,10 +154,29 @@ class RedisStore:
         self.clock = clock
         """The clock decisions are made on (tests); None: the Redis server's, read by each."""
         self.errors: tuple[type[BaseException], ...] = (RedisError, OSError)
-        """The exceptions that mean Redis cannot be reached now."""
-        # EVALSHA, and on NOSCRIPT (a restarted or flushed server) the script is loaded again.
-        self.step = client.register_script(_STEP)
-        """The rules' step, as the server runs it (the keepers call it)."""
+        """The exceptions that mean Redis cannot be reached now (but a script's error, see
+        :meth:`unreachable`)."""
+        self._answer_errors = ResponseError
+        self._server_states = (
+            ClusterDownError, MasterDownError, OutOfMemoryError, ReadOnlyError, TryAgainError,
+        )  # fmt: skip
+        self._no_script = NoScriptError
+        self._script = _STEP
+        # EVALSHA names the script by its digest; on NOSCRIPT (a restarted or flushed server)
+        # the script is loaded again. The digest is computed here, not asked of the server.
+        self._sha = hashlib.sha1(_STEP.encode()).hexdigest()
+
+    def unreachable(self, exc: BaseException) -> bool:
+        """Whether ``exc``, raised by a decision, means Redis cannot be reached now (the
+        limiter then decides alone); False for the server's error reply to the script (other
+        than a state the server is in), which is a bug and must be seen, not read as an
+        outage."""
+        if not isinstance(exc, self._answer_errors):
+            return True
+        if isinstance(exc, self._server_states):
+            return True
+        code = getattr(exc, "status_code", None) or str(exc).split(" ", 1)[0]
+        return code in _SERVER_STATES
 
     def key(self, name: str) -> str:
         """The Redis key of the limiter ``name``: the prefix, then the name quoted, so no two
@@ -167,25 +208,19 @@ def _failure(fields: list[Any]) -> UpstreamFailure | None:
     )
 
 
-def _packed(values: Sequence[float | str]) -> bytes:
-    """``values`` as a MessagePack array of doubles and strings, which the script unpacks in
-    C (a few lines here rather than a dependency for one array)."""
-    parts = [b"\xdd" + struct.pack(">I", len(values))]
-    for value in values:
-        if isinstance(value, str):
-            data = value.encode()
-            parts.append(b"\xdb" + struct.pack(">I", len(data)) + data)
-        else:
-            parts.append(b"\xcb" + struct.pack(">d", float(value)))
-    return b"".join(parts)
-
-
 def _permit(permit: int | None) -> str:
     return "" if permit is None else str(permit)
 
 
 def _seconds(value: float | None) -> str:
     return "" if value is None else repr(float(value))
+
+
+class ScriptFailed(RuntimeError):
+    """Redis answered a limiter's decision with an error that is no outage: a bug in the
+    script, or a key of another type where the limiter's state belongs (another program
+    writing under the store's prefix). Raised, never read as Redis being unreachable: deciding
+    alone would hide it for as long as it lasts."""
 
 
 class SharedState:
@@ -200,18 +235,23 @@ class SharedState:
         self._clock = clock
         self._fallback = fallback
         s = rules.s
-        settings: list[float | str] = [
+        numbers = [
             s.failure_step, s.max_throttle, s.recovery_step, s.successes_per_step,
             s.quiet_seconds, s.quiet_recovery_step, s.failures_to_open, s.cooldown_seconds,
             s.max_cooldown_seconds, s.probe_timeout_seconds, s.max_wait_seconds,
             rules.longest, RETRY_AFTER_CAP,
         ]  # fmt: skip
         for budget in s.budgets:
-            settings += [quote(budget.name, safe=""), budget.max_units, budget.window_seconds]
-        # The settings travel with each decision (two processes may run different settings
-        # on one state), packed once here.
-        self._settings = _packed(settings)
-        self._keys = [self.key]
+            numbers += [budget.max_units, budget.window_seconds]
+        names = ",".join(quote(budget.name, safe="") for budget in s.budgets)
+        # What every call sends but its own arguments, encoded once: the settings travel with
+        # each decision (two processes may run different settings on one state).
+        head = [store._sha.encode(), b"1", self.key.encode()]
+        settings = [struct.pack(f"<{len(numbers)}d", *numbers), names.encode()]
+        self._heads: dict[str, tuple[str | bytes, ...]] = {
+            op: ("EVALSHA", *head, op.encode(), *settings)
+            for op in ("reserve", "unreserve", "succeed", "fail", "release", "read")
+        }
         self._lock = threading.Lock()  # the outage bookkeeping is shared by the threads
         self._kept_until = -math.inf  # local time until which the state must still exist
         self._down_until = -math.inf
@@ -222,18 +262,20 @@ class SharedState:
     def fallbacks(self) -> int:
         return self._fallbacks
 
-    def _args(self, op: str, *args: str) -> list[str | bytes]:
+    def _args(self, op: str, *args: str) -> tuple[str | bytes, ...]:
         clock = self.store.clock
         now = "" if clock is None else repr(clock.monotonic())
-        return [op, self._settings, now, *args]
+        return (*self._heads[op], now, *args)
 
     # --- the replies ------------------------------------------------------------------------
 
-    def _answered(self, reply: list[Any], read: bool = False) -> None:
-        """Bookkeeping of every reply: a state that vanished early, and how long it is kept."""
+    def _answered(self, code: int, read: bool = False) -> None:
+        """Bookkeeping of every reply (its kept code, see ``_step.lua``): a state that
+        vanished early, and how long it is kept."""
+        existed = code & 1
         with self._lock:
             self._rejoined()
-            if not reply[0] and self._clock.monotonic() < self._kept_until:
+            if not existed and self._clock.monotonic() < self._kept_until:
                 logger.warning(
                     "rate limiter %s: its shared state vanished from Redis (key %s: flushed, "
                     "failed over or evicted); rebuilt as a closed circuit with no throttle",
@@ -241,24 +283,26 @@ class SharedState:
                     self.key,
                 )
             if read:
-                if not reply[0]:
+                if not existed:
                     self._kept_until = -math.inf
             else:
-                self._kept_until = self._clock.monotonic() + reply[-1] / 1000
+                self._kept_until = self._clock.monotonic() + (code >> 1) / 1000
 
-    def _reservation(self, reply: list[Any]) -> Reservation | LimiterRefusalException:
-        self._answered(reply)
-        if _text(reply[1]) == "admitted":
-            return int(reply[2]), float(reply[3]), float(reply[4])
-        budget_index, units = int(reply[4]), int(reply[5])
+    def _reservation(self, reply: Any) -> Reservation | LimiterRefusalException:
+        if type(reply) is not list:  # admitted: "code permit wait start"
+            code, permit, wait, start = reply.split()
+            self._answered(int(code))
+            return int(permit), float(wait), float(start)
+        self._answered(reply[0])
+        budget_index, units = int(reply[3]), int(reply[4])
         budget = self.rules.s.budgets[budget_index - 1] if budget_index else None
-        reason = cast("RefusalReason", _text(reply[2]))
+        reason = cast("RefusalReason", _text(reply[1]))
         return self.rules.refusal(
-            reason, float(reply[3]), _failure(reply[6:-1]), budget, units if budget else None
+            reason, float(reply[2]), _failure(reply[5:]), budget, units if budget else None
         )
 
     def _reading(self, reply: list[Any], view: View[T]) -> T:
-        self._answered(reply, read=True)
+        self._answered(reply[0], read=True)
         state = self.rules.fresh()
         state.circuit.state = cast(State, _text(reply[1]))
         state.level, state.circuit.cooldown = float(reply[2]), float(reply[3])
@@ -266,16 +310,34 @@ class SharedState:
         state.last_failure = _failure(reply[7:11])
         return view(state)
 
+    def _failed(self, exc: BaseException) -> None:
+        """An error of a decision: an outage (remembered), or a bug (raised)."""
+        if not self.store.unreachable(exc):
+            raise ScriptFailed(
+                f"rate limiter {self.rules.s.name!r}: Redis refused its decision on the key "
+                f"{self.key} ({type(exc).__name__}: {one_line(str(exc), 300)}). Redis was "
+                "reached, so the limiter does not decide alone: either another program keeps "
+                "a value of another type under that key (give the RedisStore a prefix of its "
+                "own), or this is a bug in pytest-nucleo's script, to be reported with this "
+                "message"
+            ) from exc
+        self._went_down(exc)
+
     # --- the decisions, blocking ------------------------------------------------------------
 
-    def _call(self, args: list[str | bytes]) -> list[Any] | None:
+    def _call(self, args: tuple[str | bytes, ...]) -> Any:
         """The script's reply, or None when Redis cannot be reached (now or lately)."""
         if self._clock.monotonic() < self._down_until:
             return None
+        client = self.store.client
         try:
-            return cast("list[Any]", self.store.step(keys=self._keys, args=args))
+            try:
+                return client.execute_command(*args)
+            except self.store._no_script:
+                client.script_load(self.store._script)  # a restarted or flushed server
+                return client.execute_command(*args)
         except self.store.errors as exc:
-            self._went_down(exc)
+            self._failed(exc)
             return None
 
     def reserve(self, takes: tuple[int, ...]) -> Reservation | LimiterRefusalException:
@@ -335,15 +397,20 @@ class SharedState:
 
     # --- the decisions, awaited -------------------------------------------------------------
 
-    async def _acall(self, args: list[str | bytes]) -> list[Any] | None:
+    async def _acall(self, args: tuple[str | bytes, ...]) -> Any:
         if not self.is_async:
             return self._call(args)  # a brief blocking call
         if self._clock.monotonic() < self._down_until:
             return None
+        client = self.store.client
         try:
-            return cast("list[Any]", await self.store.step(keys=self._keys, args=args))
+            try:
+                return await client.execute_command(*args)
+            except self.store._no_script:
+                await client.script_load(self.store._script)
+                return await client.execute_command(*args)
         except self.store.errors as exc:
-            self._went_down(exc)
+            self._failed(exc)
             return None
 
     async def areserve(self, takes: tuple[int, ...]) -> Reservation | LimiterRefusalException:

@@ -4,41 +4,53 @@
 -- is a change there, and the test suite runs every rule against both (tests/test_limits*.py),
 -- with a property test driving both with the same random calls (test_limits_stores_agree.py).
 --
--- KEYS[1]  the limiter's hash: field 'm' holds the state but the windows (MessagePack), and
---          'w:' .. a budget's name its window's takes, oldest first, 16 bytes each (start and
---          units, two doubles), so a decision reads and writes a take or two, not the window.
--- ARGV[1]  the decision: reserve, unreserve, succeed, fail, release or read
--- ARGV[2]  the settings, a MessagePack array: failure_step, max_throttle, recovery_step,
---          successes_per_step, quiet_seconds, quiet_recovery_step, failures_to_open,
---          cooldown_seconds, max_cooldown_seconds, probe_timeout_seconds, max_wait_seconds,
---          longest, retry_after_cap, then name, max_units and window_seconds of each budget
--- ARGV[3]  the time of the decision, or '' for the server's clock (TIME)
--- ARGV[4]  the decision's arguments (see each below)
+-- The script runs on every decision, so it does only what the decision needs: the state is
+-- fixed-size binary (no keys to parse or write), a window's takes are read by admissions only
+-- and the last failure by refusals and readings only.
 --
--- The reply starts with 1 when the state existed before the decision (0: it was made
--- anew), then the decision's answer; times travel as text ('%.17g'), every digit kept.
+-- KEYS[1]  the limiter's hash, fields:
+--          's'  the state but the windows and the last failure: STATE's doubles, in its order
+--          'w:' .. a budget's name  its window: the units it holds (a double), then its takes,
+--               oldest first, 16 bytes each (start and units, two doubles), so a decision
+--               reads and writes a take or two, not the window
+--          'f'  the last failure (MessagePack: service, detail, status, retry_after)
+-- ARGV[1]  the decision: reserve, unreserve, succeed, fail, release or read
+-- ARGV[2]  the numeric settings, little-endian doubles: failure_step, max_throttle,
+--          recovery_step, successes_per_step, quiet_seconds, quiet_recovery_step,
+--          failures_to_open, cooldown_seconds, max_cooldown_seconds, probe_timeout_seconds,
+--          max_wait_seconds, longest, retry_after_cap, then max_units and window_seconds of
+--          each budget
+-- ARGV[3]  the budgets' names (quoted, so without commas), joined by commas
+-- ARGV[4]  the time of the decision, or '' for the server's clock (TIME)
+-- ARGV[5]  the decision's arguments (see each below)
+--
+-- The reply starts with the kept code: 2 x (the milliseconds the state is still kept) + 1 when
+-- the state existed before the decision (0: it was made anew; a reading's code is that bit
+-- alone). An admission is one string of numbers: the code, the permit, the wait and the
+-- start; a refusal or a reading is an array; any other decision's reply is the code alone.
+-- Times travel as text ('%.17g'), every digit kept.
 
 local key = KEYS[1]
 local op = ARGV[1]
 
-local cfg = cmsgpack.unpack(ARGV[2])
+local names = {}
+for name in string.gmatch(ARGV[3], '[^,]+') do names[#names + 1] = name end
+local nb = #names
+local cfg = {struct.unpack('<' .. string.rep('d', 13 + 2 * nb), ARGV[2])}
 local failure_step, max_throttle, recovery_step, successes_per_step = cfg[1], cfg[2], cfg[3], cfg[4]
 local quiet_seconds, quiet_recovery_step, failures_to_open = cfg[5], cfg[6], cfg[7]
 local cooldown_seconds, max_cooldown, probe_timeout, max_wait = cfg[8], cfg[9], cfg[10], cfg[11]
 local longest, retry_cap = cfg[12], cfg[13]
 local widest = 1.0 + max_throttle
-local names, caps, spans = {}, {}, {}
-for i = 1, (#cfg - 13) / 3 do
-  names[i], caps[i], spans[i] = cfg[11 + 3 * i], cfg[12 + 3 * i], cfg[13 + 3 * i]
-end
-local nb = #names
+local caps, spans = {}, {}
+for i = 1, nb do caps[i], spans[i] = cfg[12 + 2 * i], cfg[13 + 2 * i] end
 
 local now
-if ARGV[3] == '' then
+if ARGV[4] == '' then
   local t = redis.call('TIME')
   now = tonumber(t[1]) + tonumber(t[2]) / 1e6
 else
-  now = tonumber(ARGV[3])
+  now = tonumber(ARGV[4])
 end
 
 local function text(x) return string.format('%.17g', x) end
@@ -55,40 +67,58 @@ local function quote_failure(reply, at, failure)  -- UpstreamFailure's fields, f
   end
 end
 
--- The state: LimiterState's fields, by their names there (false stands for None), but
--- the windows: the units each holds (totals), and until when the key is kept (expires).
+-- The state: LimiterState's fields, by their names there, but the windows, the last failure
+-- and until when the key is kept (expires). A probe's permit is negative: NONE (0) stands for
+-- no probe, since every number is true in Lua.
 local CLOSED, OPEN, HALF_OPEN = 'closed', 'open', 'half-open'
+local NONE = 0
+local CODES = {[CLOSED] = 0, [OPEN] = 1, [HALF_OPEN] = 2}
+local STATES = {[0] = CLOSED, [1] = OPEN, [2] = HALF_OPEN}
+local STATE = '<dddddddddddddddd'  -- 16 doubles, in the order below
 
-local fields = {'m'}
+local fields = {'s'}
 if op == 'reserve' or op == 'unreserve' then
   for i = 1, nb do fields[i + 1] = 'w:' .. names[i] end
 end
+if op == 'reserve' or op == 'read' then fields[#fields + 1] = 'f' end
 local stored = redis.call('HMGET', key, unpack(fields))
 local existed = 1
 local st
 if stored[1] then
-  st = cmsgpack.unpack(stored[1])
+  local v = {struct.unpack(STATE, stored[1])}
+  st = {state = STATES[v[1]], epoch = v[2], cooldown = v[3], opened_at = v[4], probe = v[5],
+        probe_started = v[6], next_id = v[7], level = v[8], quiet_from = v[9],
+        successes_toward_step = v[10], failures_at_max = v[11], blocked_until = v[12],
+        successes = v[13], failures = v[14], refusals = v[15], expires = v[16]}
 else
   existed = 0  -- Rules.fresh
   st = {state = CLOSED, epoch = 0, cooldown = cooldown_seconds, opened_at = -math.huge,
-        probe = false, probe_started = 0.0, next_id = 1, level = 0.0, quiet_from = -math.huge,
+        probe = NONE, probe_started = 0.0, next_id = 1, level = 0.0, quiet_from = -math.huge,
         successes_toward_step = 0, failures_at_max = 0, blocked_until = -math.huge,
-        successes = 0, failures = 0, refusals = 0, last_failure = false, totals = {},
-        expires = -math.huge}
+        successes = 0, failures = 0, refusals = 0, expires = -math.huge}
+end
+
+local failure_now = nil  -- a failure recorded by this decision, to be written
+local function last_failure()
+  if failure_now then return failure_now end
+  local packed = stored[#fields]
+  if fields[#fields] == 'f' and packed then return cmsgpack.unpack(packed) end
+  return nil
 end
 
 -- --- the sliding windows (SlidingWindow) ------------------------------------------------
--- A window: its takes' bytes, the position of the oldest take still kept, and the units of
--- the takes kept (st.totals[name], so no decision walks the takes to count them).
+-- A window: its field's bytes, the position of the oldest take still kept (after the units
+-- the window holds, so no decision walks the takes to count them).
 
-local TAKE = 16
+local TAKE, HEAD = 16, 8
+local EMPTY = struct.pack('<d', 0)
 local wins = nil
 local function windows()
   wins = {}
   for i = 1, nb do
-    local buf = stored[i + 1] or ''
-    local total = #buf > 0 and st.totals[names[i]] or 0
-    wins[i] = {buf = buf, h = 1, total = total, changed = false}
+    local buf = stored[i + 1] or EMPTY
+    local total = #buf > HEAD and struct.unpack('<d', buf) or 0
+    wins[i] = {buf = buf, h = HEAD + 1, total = total, changed = false}
   end
 end
 
@@ -144,18 +174,18 @@ end
 
 local function refuse(reason, off_for, budget, units)
   st.refusals = st.refusals + 1
-  local reply = {existed, 'refused', reason, text(off_for), budget or 0, units or 0}
-  quote_failure(reply, 7, st.last_failure)
+  local reply = {0, reason, text(off_for), budget or 0, units or 0}
+  quote_failure(reply, 6, last_failure())
   return reply
 end
 
 local function open_circuit()
-  st.state, st.opened_at, st.probe, st.epoch = OPEN, now, false, st.epoch + 1
+  st.state, st.opened_at, st.probe, st.epoch = OPEN, now, NONE, st.epoch + 1
   st.failures_at_max = 0
 end
 
 local function close_circuit()
-  st.state, st.probe, st.cooldown, st.epoch = CLOSED, false, cooldown_seconds, st.epoch + 1
+  st.state, st.probe, st.cooldown, st.epoch = CLOSED, NONE, cooldown_seconds, st.epoch + 1
 end
 
 local function is_current(permit)
@@ -188,9 +218,9 @@ local function reserve(takes)
       if now < reopens then
         reason, until_ = 'open', math.max(reopens, st.blocked_until)
       else
-        st.state, st.probe = HALF_OPEN, false
+        st.state, st.probe = HALF_OPEN, NONE
       end
-    elseif st.probe then
+    elseif st.probe ~= NONE then
       local expires = st.probe_started + probe_timeout
       if now < expires then reason, until_ = 'probing', expires end
     end
@@ -209,7 +239,7 @@ local function reserve(takes)
   local start = math.max(paced, st.blocked_until)
   local wait = start - now
   if wait > max_wait then
-    if permit < 0 then st.probe = false end
+    if permit < 0 then st.probe = NONE end
     if st.blocked_until > paced then return refuse('held', wait) end
     return refuse('wait', wait)
   end
@@ -217,7 +247,7 @@ local function reserve(takes)
     if takes[i] > 0 then add(wins[i], start, takes[i]) end
   end
   if permit < 0 then st.probe_started = start end
-  return {existed, 'admitted', permit, text(wait), text(start)}
+  return table.concat({permit, text(wait), text(start)}, ' ')
 end
 
 local function succeed(permit)
@@ -243,7 +273,7 @@ end
 
 local function fail(permit, failure, retry_after)
   st.failures = st.failures + 1
-  st.last_failure, st.quiet_from, st.successes_toward_step = failure, now, 0
+  failure_now, st.quiet_from, st.successes_toward_step = failure, now, 0
   hold(retry_after)
   if permit ~= nil and permit < 0 then
     if permit == st.probe then
@@ -265,7 +295,7 @@ end
 
 local function release(permit, retry_after)
   hold(retry_after)
-  if permit ~= nil and permit < 0 and permit == st.probe then st.probe = false end
+  if permit ~= nil and permit < 0 and permit == st.probe then st.probe = NONE end
 end
 
 -- --- the decision --------------------------------------------------------------------------
@@ -274,29 +304,29 @@ local reply
 if op == 'read' then
   reply = {existed, st.state, text(st.level), text(st.cooldown),
            st.successes, st.failures, st.refusals}
-  quote_failure(reply, 8, st.last_failure)
+  quote_failure(reply, 8, last_failure())
   return reply
 elseif op == 'reserve' then
-  reply = reserve(numbers(ARGV[4]))
+  reply = reserve(numbers(ARGV[5]))
 elseif op == 'unreserve' then
   windows()
-  local takes = numbers(ARGV[5])  -- start, then takes
+  local takes = numbers(ARGV[6])  -- start, then takes
   for i = 1, nb do
-    if takes[i] > 0 then remove(wins[i], tonumber(ARGV[4]), takes[i]) end
+    if takes[i] > 0 then remove(wins[i], tonumber(ARGV[5]), takes[i]) end
   end
-  reply = {existed}
+  reply = false
 elseif op == 'succeed' then
-  succeed(permit_of(ARGV[4]))
-  reply = {existed}
+  succeed(permit_of(ARGV[5]))
+  reply = false
 elseif op == 'fail' then
   -- permit, service, detail, status ('' for none), retry_after ('' for none)
-  local status = ARGV[7] ~= '' and tonumber(ARGV[7]) or false
-  local retry_after = ARGV[8] ~= '' and tonumber(ARGV[8]) or nil
-  fail(permit_of(ARGV[4]), {ARGV[5], ARGV[6], status, retry_after or false}, retry_after)
-  reply = {existed}
+  local status = ARGV[8] ~= '' and tonumber(ARGV[8]) or false
+  local retry_after = ARGV[9] ~= '' and tonumber(ARGV[9]) or nil
+  fail(permit_of(ARGV[5]), {ARGV[6], ARGV[7], status, retry_after or false}, retry_after)
+  reply = false
 elseif op == 'release' then
-  release(permit_of(ARGV[4]), ARGV[5] ~= '' and tonumber(ARGV[5]) or nil)
-  reply = {existed}
+  release(permit_of(ARGV[5]), ARGV[6] ~= '' and tonumber(ARGV[6]) or nil)
+  reply = false
 else
   return redis.error_reply('unknown limiter decision ' .. tostring(op))
 end
@@ -304,21 +334,28 @@ end
 -- Rules.keep_for: kept well past the longest span any rule looks back or ahead. The expiry
 -- is moved on only once less than half of that is left: one command less per decision.
 local keep = 2 * math.max(longest, st.blocked_until - now)
-local extend = (st.expires or -math.huge) < now + keep / 2
+local extend = st.expires < now + keep / 2
 if extend then st.expires = now + keep end
-local writes = {'m', false}
-if wins then  -- the windows, as they are kept (other processes' budgets left as they are)
+local writes = {'s', struct.pack(STATE, CODES[st.state], st.epoch, st.cooldown, st.opened_at,
+  st.probe, st.probe_started, st.next_id, st.level, st.quiet_from, st.successes_toward_step,
+  st.failures_at_max, st.blocked_until, st.successes, st.failures, st.refusals, st.expires)}
+if wins then  -- the windows that changed (other processes' budgets left as they are)
   for i = 1, nb do
     local w = wins[i]
-    st.totals[names[i]] = w.total
     if w.changed then
       writes[#writes + 1] = 'w:' .. names[i]
-      writes[#writes + 1] = string.sub(w.buf, w.h)
+      writes[#writes + 1] = struct.pack('<d', w.total) .. string.sub(w.buf, w.h)
     end
   end
 end
-writes[2] = cmsgpack.pack(st)
+if failure_now then
+  writes[#writes + 1] = 'f'
+  writes[#writes + 1] = cmsgpack.pack(failure_now)
+end
 redis.call('HSET', key, unpack(writes))
 if extend then redis.call('PEXPIRE', key, math.ceil(keep * 1000)) end
-reply[#reply + 1] = math.ceil((st.expires - now) * 1000)
+local kept = 2 * math.ceil((st.expires - now) * 1000) + existed
+if not reply then return kept end
+if type(reply) == 'string' then return kept .. ' ' .. reply end
+reply[1] = kept
 return reply
