@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import os
 import struct
 import threading
 from pathlib import Path
@@ -165,6 +166,11 @@ class RedisStore:
         # EVALSHA names the script by its digest; on NOSCRIPT (a restarted or flushed server)
         # the script is loaded again. The digest is computed here, not asked of the server.
         self._sha = hashlib.sha1(_STEP.encode()).hexdigest()
+        # A blocking client's decisions go on connections taken from its pool once and kept
+        # here, one per decision in flight: the pool's way (take a connection, check it has
+        # nothing to read, give it back, each time) costs about as much as the round trip.
+        self._idle: list[Any] = []
+        self._pid = os.getpid()
 
     def unreachable(self, exc: BaseException) -> bool:
         """Whether ``exc``, raised by a decision, means Redis cannot be reached now (the
@@ -177,6 +183,44 @@ class RedisStore:
             return True
         code = getattr(exc, "status_code", None) or str(exc).split(" ", 1)[0]
         return code in _SERVER_STATES
+
+    def run(self, args: tuple[str | bytes, ...]) -> Any:
+        """The server's reply to one decision (a blocking client), raising what redis-py
+        raises. The client's ``retry`` applies, as to its own commands."""
+        if self._pid != os.getpid():  # a forked child: the parent's sockets are not its own
+            self._idle, self._pid = [], os.getpid()
+        try:
+            connection = self._idle.pop()
+        except IndexError:
+            connection = self._connection()
+        try:
+            return connection.retry.call_with_retry(
+                lambda: self._exchange(connection, args), lambda _: connection.disconnect()
+            )
+        except self._answer_errors:
+            raise  # the server answered: the connection is sound
+        except BaseException:
+            connection.disconnect()  # a reply may be left unread; it reconnects when used
+            raise
+        finally:
+            self._idle.append(connection)
+
+    def _exchange(self, connection: Any, args: tuple[str | bytes, ...]) -> Any:
+        connection.send_command(*args)
+        try:
+            return connection.read_response()
+        except self._no_script:  # a restarted or flushed server: the script is loaded again
+            connection.send_command("SCRIPT", "LOAD", self._script)
+            connection.read_response()
+            connection.send_command(*args)
+            return connection.read_response()
+
+    def _connection(self) -> Any:
+        pool = self.client.connection_pool
+        try:
+            return pool.get_connection()
+        except TypeError:  # redis-py before 5.3 wants a command's name
+            return pool.get_connection("EVALSHA")
 
     def key(self, name: str) -> str:
         """The Redis key of the limiter ``name``: the prefix, then the name quoted, so no two
@@ -241,13 +285,16 @@ class SharedState:
             s.max_cooldown_seconds, s.probe_timeout_seconds, s.max_wait_seconds,
             rules.longest, RETRY_AFTER_CAP,
         ]  # fmt: skip
-        for budget in s.budgets:
-            numbers += [budget.max_units, budget.window_seconds]
+        budgets = [x for b in s.budgets for x in (b.max_units, b.window_seconds)]
         names = ",".join(quote(budget.name, safe="") for budget in s.budgets)
         # What every call sends but its own arguments, encoded once: the settings travel with
         # each decision (two processes may run different settings on one state).
         head = [store._sha.encode(), b"1", self.key.encode()]
-        settings = [struct.pack(f"<{len(numbers)}d", *numbers), names.encode()]
+        settings = [
+            struct.pack("<13d", *numbers),
+            struct.pack(f"<{len(budgets)}d", *budgets),
+            names.encode(),
+        ]
         self._heads: dict[str, tuple[str | bytes, ...]] = {
             op: ("EVALSHA", *head, op.encode(), *settings)
             for op in ("reserve", "unreserve", "succeed", "fail", "release", "read")
@@ -329,13 +376,8 @@ class SharedState:
         """The script's reply, or None when Redis cannot be reached (now or lately)."""
         if self._clock.monotonic() < self._down_until:
             return None
-        client = self.store.client
         try:
-            try:
-                return client.execute_command(*args)
-            except self.store._no_script:
-                client.script_load(self.store._script)  # a restarted or flushed server
-                return client.execute_command(*args)
+            return self.store.run(args)
         except self.store.errors as exc:
             self._failed(exc)
             return None
