@@ -107,7 +107,7 @@ def server_cpu_ns(pid: int) -> int | None:
 
 def decision_cost(port: int, server_pid: int, repeats: int) -> None:
     plain = client(port)
-    kept = plain.connection_pool.get_connection()
+    kept: Any = plain.connection_pool.get_connection()
 
     def kept_ping() -> object:
         kept.send_command("PING")

@@ -348,6 +348,58 @@ def test_flushall_mid_run_rebuilds_a_closed_circuit_and_logs_it(
     assert (stats.state, stats.failures, stats.successes, stats.fallbacks) == ("closed", 0, 1, 0)
 
 
+# --- connections --------------------------------------------------------------------------------
+
+
+def test_threads_share_the_stores_connections_one_per_decision_in_flight(
+    redis_server: RedisServer,
+) -> None:
+    import threading
+
+    store = RedisStore(redis_server.client(), prefix=unique_prefix())
+    lim = RateLimiter("shop", max_requests=10_000, window_seconds=60, store=store)
+    start = threading.Barrier(8)
+
+    def calls() -> None:
+        start.wait()
+        for _ in range(50):
+            lim.record_success(lim.acquire())
+
+    threads = [threading.Thread(target=calls) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    stats = lim.stats()
+    assert (stats.successes, stats.fallbacks) == (400, 0)
+    assert 1 <= len(store._idle) <= 8  # kept for the next decisions, never more than in flight
+
+
+def test_a_forked_child_opens_its_own_connections(redis_server: RedisServer) -> None:
+    # In a fresh interpreter, so the fork happens with no other thread running.
+    code = (
+        "import os, sys\n"
+        "import redis\n"
+        "import pytest_nucleo as nucleo\n"
+        f"client = redis.Redis(host='127.0.0.1', port={redis_server.port}, socket_timeout=2.0)\n"
+        f"store = nucleo.RedisStore(client, prefix={unique_prefix()!r})\n"
+        "lim = nucleo.RateLimiter('shop', max_requests=100, window_seconds=60, store=store)\n"
+        "lim.record_success(lim.acquire())\n"
+        "parents = list(store._idle)\n"
+        "child = os.fork()\n"
+        "if child == 0:\n"
+        "    lim.record_success(lim.acquire())\n"
+        "    os._exit(0 if all(c not in store._idle for c in parents) else 3)\n"
+        "_, status = os.waitpid(child, 0)\n"
+        "lim.record_success(lim.acquire())\n"
+        "print(os.waitstatus_to_exitcode(status), lim.stats().successes, lim.stats().fallbacks)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == ["0", "3", "0"]
+
+
 # --- a script error is a bug, not an outage ----------------------------------------------------
 
 
