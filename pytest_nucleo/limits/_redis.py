@@ -184,9 +184,10 @@ class RedisStore:
         code = getattr(exc, "status_code", None) or str(exc).split(" ", 1)[0]
         return code in _SERVER_STATES
 
-    def run(self, args: tuple[str | bytes, ...]) -> Any:
-        """The server's reply to one decision (a blocking client), raising what redis-py
-        raises. The client's ``retry`` applies, as to its own commands."""
+    def run(self, frame: bytes) -> Any:
+        """The server's reply to one decision, ``frame`` (the command as sent, see
+        :meth:`SharedState._frame`), on a blocking client, raising what redis-py raises. The
+        client's ``retry`` applies, as to its own commands."""
         if self._pid != os.getpid():  # a forked child: the parent's sockets are not its own
             self._idle, self._pid = [], os.getpid()
         try:
@@ -195,7 +196,7 @@ class RedisStore:
             connection = self._connection()
         try:
             return connection.retry.call_with_retry(
-                lambda: self._exchange(connection, args), lambda _: connection.disconnect()
+                lambda: self._exchange(connection, frame), lambda _: connection.disconnect()
             )
         except self._answer_errors:
             raise  # the server answered: the connection is sound
@@ -205,14 +206,14 @@ class RedisStore:
         finally:
             self._idle.append(connection)
 
-    def _exchange(self, connection: Any, args: tuple[str | bytes, ...]) -> Any:
-        connection.send_command(*args)
+    def _exchange(self, connection: Any, frame: bytes) -> Any:
+        connection.send_packed_command([frame])
         try:
             return connection.read_response()
         except self._no_script:  # a restarted or flushed server: the script is loaded again
             connection.send_command("SCRIPT", "LOAD", self._script)
             connection.read_response()
-            connection.send_command(*args)
+            connection.send_packed_command([frame])
             return connection.read_response()
 
     def _connection(self) -> Any:
@@ -295,10 +296,13 @@ class SharedState:
             struct.pack(f"<{len(budgets)}d", *budgets),
             names.encode(),
         ]
-        self._heads: dict[str, tuple[str | bytes, ...]] = {
-            op: ("EVALSHA", *head, op.encode(), *settings)
-            for op in ("reserve", "unreserve", "succeed", "fail", "release", "read")
-        }
+        parts = (b"EVALSHA", *head, b"", *settings)
+        self._heads: dict[str, tuple[bytes, ...]] = {}
+        self._frames: dict[str, bytes] = {}
+        for op in ("reserve", "unreserve", "succeed", "fail", "release", "read"):
+            self._heads[op] = (*parts[:4], op.encode(), *parts[5:])
+            self._frames[op] = b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in self._heads[op])
+        self._texts: dict[tuple[int, ...], str] = {}  # takes as the script reads them
         self._lock = threading.Lock()  # the outage bookkeeping is shared by the threads
         self._kept_until = -math.inf  # local time until which the state must still exist
         self._down_until = -math.inf
@@ -309,10 +313,26 @@ class SharedState:
     def fallbacks(self) -> int:
         return self._fallbacks
 
-    def _args(self, op: str, *args: str) -> tuple[str | bytes, ...]:
+    def _now(self) -> str:
         clock = self.store.clock
-        now = "" if clock is None else repr(clock.monotonic())
-        return (*self._heads[op], now, *args)
+        return "" if clock is None else repr(clock.monotonic())
+
+    def _frame(self, op: str, *args: str) -> bytes:
+        """The command as sent (RESP): the parts that never change were encoded once; a
+        blocking decision sends it as it is, which costs redis-py no packing."""
+        parts = [b"*%d\r\n" % (len(self._heads[op]) + 1 + len(args)), self._frames[op]]
+        for arg in (self._now(), *args):
+            data = arg.encode()
+            parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
+        return b"".join(parts)
+
+    def _units(self, takes: tuple[int, ...]) -> str:
+        text = self._texts.get(takes)
+        if text is None:
+            text = ",".join(map(str, takes))
+            if len(self._texts) < 64:  # the few takes a limiter sees
+                self._texts[takes] = text
+        return text
 
     # --- the replies ------------------------------------------------------------------------
 
@@ -372,24 +392,24 @@ class SharedState:
 
     # --- the decisions, blocking ------------------------------------------------------------
 
-    def _call(self, args: tuple[str | bytes, ...]) -> Any:
+    def _call(self, op: str, *args: str) -> Any:
         """The script's reply, or None when Redis cannot be reached (now or lately)."""
         if self._clock.monotonic() < self._down_until:
             return None
         try:
-            return self.store.run(args)
+            return self.store.run(self._frame(op, *args))
         except self.store.errors as exc:
             self._failed(exc)
             return None
 
     def reserve(self, takes: tuple[int, ...]) -> Reservation | LimiterRefusalException:
-        reply = self._call(self._args("reserve", ",".join(map(str, takes))))
+        reply = self._call("reserve", self._units(takes))
         if reply is None:
             return self._refuse_alone() or self._fallback.reserve(takes)
         return self._reservation(reply)
 
     def unreserve(self, start: float, takes: tuple[int, ...]) -> None:
-        reply = self._call(self._args("unreserve", repr(start), ",".join(map(str, takes))))
+        reply = self._call("unreserve", repr(start), self._units(takes))
         if reply is None:
             self._count_alone()
             self._fallback.unreserve(start, takes)
@@ -397,7 +417,7 @@ class SharedState:
             self._answered(reply)
 
     def succeed(self, permit: int | None) -> None:
-        reply = self._call(self._args("succeed", _permit(permit)))
+        reply = self._call("succeed", _permit(permit))
         if reply is None:
             self._count_alone()
             self._fallback.succeed(permit)
@@ -405,7 +425,7 @@ class SharedState:
             self._answered(reply)
 
     def fail(self, failure: UpstreamFailure, permit: int | None) -> None:
-        reply = self._call(self._args("fail", *self._failure_args(failure, permit)))
+        reply = self._call("fail", *self._failure_args(failure, permit))
         if reply is None:
             self._count_alone()
             self._fallback.fail(failure, permit)
@@ -413,7 +433,7 @@ class SharedState:
             self._answered(reply)
 
     def release(self, permit: int | None, retry_after: float | None) -> None:
-        reply = self._call(self._args("release", _permit(permit), _seconds(retry_after)))
+        reply = self._call("release", _permit(permit), _seconds(retry_after))
         if reply is None:
             self._count_alone()
             self._fallback.release(permit, retry_after)
@@ -421,7 +441,7 @@ class SharedState:
             self._answered(reply)
 
     def read(self, view: View[T]) -> T:
-        reply = self._call(self._args("read"))
+        reply = self._call("read")
         if reply is None:
             return self._fallback.read(view)
         return self._reading(reply, view)
@@ -439,30 +459,31 @@ class SharedState:
 
     # --- the decisions, awaited -------------------------------------------------------------
 
-    async def _acall(self, args: tuple[str | bytes, ...]) -> Any:
+    async def _acall(self, op: str, *args: str) -> Any:
         if not self.is_async:
-            return self._call(args)  # a brief blocking call
+            return self._call(op, *args)  # a brief blocking call
         if self._clock.monotonic() < self._down_until:
             return None
         client = self.store.client
+        command = ("EVALSHA", *self._heads[op][1:], self._now(), *args)
         try:
             try:
-                return await client.execute_command(*args)
+                return await client.execute_command(*command)
             except self.store._no_script:
                 await client.script_load(self.store._script)
-                return await client.execute_command(*args)
+                return await client.execute_command(*command)
         except self.store.errors as exc:
             self._failed(exc)
             return None
 
     async def areserve(self, takes: tuple[int, ...]) -> Reservation | LimiterRefusalException:
-        reply = await self._acall(self._args("reserve", ",".join(map(str, takes))))
+        reply = await self._acall("reserve", self._units(takes))
         if reply is None:
             return self._refuse_alone() or self._fallback.reserve(takes)
         return self._reservation(reply)
 
     async def aunreserve(self, start: float, takes: tuple[int, ...]) -> None:
-        reply = await self._acall(self._args("unreserve", repr(start), ",".join(map(str, takes))))
+        reply = await self._acall("unreserve", repr(start), self._units(takes))
         if reply is None:
             self._count_alone()
             self._fallback.unreserve(start, takes)
@@ -470,7 +491,7 @@ class SharedState:
             self._answered(reply)
 
     async def asucceed(self, permit: int | None) -> None:
-        reply = await self._acall(self._args("succeed", _permit(permit)))
+        reply = await self._acall("succeed", _permit(permit))
         if reply is None:
             self._count_alone()
             self._fallback.succeed(permit)
@@ -478,7 +499,7 @@ class SharedState:
             self._answered(reply)
 
     async def afail(self, failure: UpstreamFailure, permit: int | None) -> None:
-        reply = await self._acall(self._args("fail", *self._failure_args(failure, permit)))
+        reply = await self._acall("fail", *self._failure_args(failure, permit))
         if reply is None:
             self._count_alone()
             self._fallback.fail(failure, permit)
@@ -486,7 +507,7 @@ class SharedState:
             self._answered(reply)
 
     async def arelease(self, permit: int | None, retry_after: float | None) -> None:
-        reply = await self._acall(self._args("release", _permit(permit), _seconds(retry_after)))
+        reply = await self._acall("release", _permit(permit), _seconds(retry_after))
         if reply is None:
             self._count_alone()
             self._fallback.release(permit, retry_after)
@@ -494,7 +515,7 @@ class SharedState:
             self._answered(reply)
 
     async def aread(self, view: View[T]) -> T:
-        reply = await self._acall(self._args("read"))
+        reply = await self._acall("read")
         if reply is None:
             return self._fallback.read(view)
         return self._reading(reply, view)
