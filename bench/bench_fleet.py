@@ -22,12 +22,14 @@ before the clock starts (a barrier), and the slowest process's time counts. Meas
 
 * plain loopback: client processes, the server and this benchmark share this machine's
   cores, so the fleet is bound by CPU, not by the round trip;
-* a modelled network: the same runs through a proxy on loopback that holds every chunk it
-  forwards, each way, for half of ``--rtt-ms`` (asyncio timers, so waiting costs no CPU;
-  a round trip takes about the RTT plus the proxy's own forwarding). This models a fleet
-  whose processes run on other machines than Redis, where one process is bound by its round
-  trips; it is a model, not a network (no jitter, no bandwidth limit). Both the 1-process
-  and the 8-process runs go through the same proxy.
+* a modelled network: the same runs on clients whose connections hold every request and every
+  reply for half of ``--rtt-ms`` (``time.sleep``: waiting costs no CPU, and the delay is
+  precise to a fraction of a millisecond), so each round trip takes the RTT more. This models
+  a fleet whose processes run on other machines than Redis, where one process is bound by its
+  round trips; it is a model, not a network (no jitter, no bandwidth limit, no kernel or
+  proxy work for the delay). Both the 1-process and the 8-process runs use the same clients.
+  (A forwarding proxy on loopback was tried first: under this machine's load its own
+  forwarding, on a shared core, made a 2 ms round trip take 6 to 13 ms.)
 
 Medians of several repeats; the machine is shared and noisy, so read the ratios, and the load
 average printed with them.
@@ -36,7 +38,6 @@ average printed with them.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import multiprocessing
 import os
 import shutil
@@ -61,31 +62,55 @@ NUMBER = 300  # operations per timed batch
 FLEET = 8
 
 
-def decisions_for(rtt_ms: float | None) -> int:
-    """Decisions per process: about two seconds' worth when a round trip is modelled."""
-    return 1_000 if rtt_ms is None else max(200, int(2_000 / rtt_ms) // 2 * 2)
+def decisions_for(rtt_ms: float) -> int:
+    """Decisions per process: about a second's worth when a round trip is modelled."""
+    return 1_000 if not rtt_ms else max(200, int(1_000 / rtt_ms) // 2 * 2)
 
 
-def client(port: int) -> redis.Redis:
-    return redis.Redis(host="127.0.0.1", port=port, socket_timeout=5.0, retry=Retry(NoBackoff(), 0))
+class Distant(redis.Connection):
+    """A connection to a Redis ``one_way`` seconds away: each request and each reply is held
+    that long (asleep, with no CPU), as a network would hold it."""
+
+    one_way = 0.0
+
+    def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        time.sleep(self.one_way)
+        super().send_packed_command(command, check_health)  # type: ignore[no-untyped-call]
+
+    def read_response(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().read_response(*args, **kwargs)
+        finally:
+            time.sleep(self.one_way)
 
 
-def limiter(port: int, prefix: str) -> nucleo.RateLimiter:
-    # A window this short never makes a caller wait: only the decision is measured.
-    return nucleo.RateLimiter(
-        "bench", max_requests=1_000_000, window_seconds=1e-3, max_wait_seconds=0,
-        store=nucleo.RedisStore(client(port), prefix=prefix),
+def pool(port: int, distant: bool = False) -> redis.ConnectionPool:
+    return redis.ConnectionPool(
+        host="127.0.0.1", port=port, socket_timeout=5.0, retry=Retry(NoBackoff(), 0),
+        connection_class=Distant if distant else redis.Connection,
     )  # fmt: skip
 
 
-def limits_hit(port: int) -> Callable[[], object] | None:
+def client(port: int, distant: bool = False) -> redis.Redis:
+    return redis.Redis(connection_pool=pool(port, distant))
+
+
+def limiter(port: int, prefix: str, distant: bool = False) -> nucleo.RateLimiter:
+    # A window this short never makes a caller wait: only the decision is measured.
+    return nucleo.RateLimiter(
+        "bench", max_requests=1_000_000, window_seconds=1e-3, max_wait_seconds=0,
+        store=nucleo.RedisStore(client(port, distant), prefix=prefix),
+    )  # fmt: skip
+
+
+def limits_hit(port: int, distant: bool = False) -> Callable[[], object] | None:
     """A hit on the ``limits`` library's Redis moving window (None without it)."""
     try:
         from limits import parse, storage, strategies
     except ImportError:
         return None
     window = strategies.MovingWindowRateLimiter(
-        storage.RedisStorage(f"redis://127.0.0.1:{port}", socket_timeout=5.0)
+        storage.RedisStorage(f"redis://127.0.0.1:{port}", connection_pool=pool(port, distant))
     )
     item, key = parse("1000000/second"), uuid.uuid4().hex
     window.hit(item, key)
@@ -156,10 +181,12 @@ def decision_cost(port: int, server_pid: int, repeats: int) -> None:
 # --- fleet throughput ----------------------------------------------------------------------
 
 
-def work(job: tuple[int, str, str, int, Any]) -> float:
-    port, kind, prefix, decisions, barrier = job
+def work(job: tuple[int, str, str, int, float, Any]) -> float:
+    port, kind, prefix, decisions, rtt_ms, barrier = job
+    Distant.one_way = rtt_ms / 2000
+    distant = rtt_ms > 0
     if kind == "limits":
-        hit = limits_hit(port)
+        hit = limits_hit(port, distant)
         assert hit is not None
         hit()
         barrier.wait()
@@ -167,7 +194,7 @@ def work(job: tuple[int, str, str, int, Any]) -> float:
         for _ in range(decisions):
             hit()
         return time.perf_counter() - start
-    lim = limiter(port, prefix)
+    lim = limiter(port, prefix, distant)
     lim.record_success(lim.acquire())  # connected, script loaded: before the clock starts
     barrier.wait()
     start = time.perf_counter()
@@ -176,26 +203,28 @@ def work(job: tuple[int, str, str, int, Any]) -> float:
     return time.perf_counter() - start
 
 
-def throughput(port: int, kind: str, processes: int, decisions: int, manager: Any) -> float:
+def throughput(
+    workers: Any, port: int, kind: str, processes: int, rtt_ms: float, manager: Any
+) -> float:
+    """Decisions per second of ``processes`` of the pool's workers (each job waits at the
+    barrier for the others, so no worker takes two)."""
     barrier = manager.Barrier(processes)
-    prefix = uuid.uuid4().hex
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(processes) as pool:
-        spans = pool.map(work, [(port, kind, prefix, decisions, barrier)] * processes, 1)
-    return processes * decisions / max(spans)
+    job = (port, kind, uuid.uuid4().hex, decisions_for(rtt_ms), rtt_ms, barrier)
+    spans: list[float] = workers.map(work, [job] * processes, 1)
+    return processes * decisions_for(rtt_ms) / max(spans)
 
 
-def fleet(port: int, rtt_ms: float | None, repeats: int, with_limits: bool) -> None:
-    where = "plain loopback" if rtt_ms is None else f"through a proxy adding {rtt_ms:g} ms RTT"
-    decisions = decisions_for(rtt_ms)
+def fleet(port: int, rtt_ms: float, repeats: int, with_limits: bool) -> None:
+    where = f"with {rtt_ms:g} ms more per round trip" if rtt_ms else "plain loopback"
     kinds = ["RateLimiter on a RedisStore"] + (["limits moving window hit"] if with_limits else [])
-    with multiprocessing.get_context("spawn").Manager() as manager:
+    context = multiprocessing.get_context("spawn")
+    with context.Manager() as manager, context.Pool(FLEET) as workers:
         for label in kinds:
             kind = "limits" if label.startswith("limits") else "nucleo"
             ones, fleets, ratios = [], [], []
-            for _ in range(repeats):
-                one = throughput(port, kind, 1, decisions, manager)
-                many = throughput(port, kind, FLEET, decisions, manager)
+            for _ in range(repeats):  # 1 and 8 in turn, so each pair sees about one load
+                one = throughput(workers, port, kind, 1, rtt_ms, manager)
+                many = throughput(workers, port, kind, FLEET, rtt_ms, manager)
                 ones.append(one)
                 fleets.append(many)
                 ratios.append(many / one)
@@ -208,63 +237,13 @@ def fleet(port: int, rtt_ms: float | None, repeats: int, with_limits: bool) -> N
             )
 
 
-# --- the proxy that models a network -------------------------------------------------------
+# --- a modelled network ----------------------------------------------------------------
 
 
-def proxy_main(upstream: int, one_way: float, ready: Any) -> None:
-    async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
-
-        async def deliver() -> None:
-            while True:
-                due, data = await queue.get()
-                if not data:
-                    break
-                if due > loop.time():
-                    await asyncio.sleep(due - loop.time())
-                writer.write(data)
-            writer.close()
-
-        delivering = asyncio.create_task(deliver())
-        try:
-            while data := await reader.read(65536):
-                queue.put_nowait((loop.time() + one_way, data))
-        except ConnectionError:
-            pass
-        queue.put_nowait((0.0, b""))
-        await delivering
-
-    async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", upstream)
-        for conn in (writer, up_writer):
-            conn.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
-
-    async def serve() -> None:
-        server = await asyncio.start_server(accepted, "127.0.0.1", 0)
-        ready.send(server.sockets[0].getsockname()[1])
-        async with server:
-            await server.serve_forever()
-
-    asyncio.run(serve())
-
-
-def proxied(upstream: int, rtt_ms: float) -> tuple[int, Any]:
-    context = multiprocessing.get_context("spawn")
-    mine, theirs = context.Pipe()
-    process = context.Process(
-        target=proxy_main, args=(upstream, rtt_ms / 2000, theirs), daemon=True
-    )
-    process.start()
-    if not mine.poll(30):
-        process.kill()
-        sys.exit("the latency proxy did not start")
-    return int(mine.recv()), process
-
-
-def rtt_us(port: int) -> float:
-    ping = client(port).ping
+def rtt_us(port: int, rtt_ms: float) -> float:
+    """A PING's round trip, in us, on a client ``rtt_ms`` away."""
+    Distant.one_way = rtt_ms / 2000
+    ping = client(port, distant=True).ping
     ping()
     start = time.perf_counter()
     for _ in range(50):
@@ -288,10 +267,10 @@ def free_port() -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=15, help="batches per decision cost")
-    parser.add_argument("--fleet-repeats", type=int, default=3, help="runs per fleet ratio")
+    parser.add_argument("--fleet-repeats", type=int, default=5, help="runs per fleet ratio")
     parser.add_argument(
         "--rtt-ms", type=float, nargs="*", default=[2.0, 5.0],
-        help="round trips to model with the proxy (none: plain loopback only)",
+        help="round trips to model (none: plain loopback only)",
     )  # fmt: skip
     options = parser.parse_args()
     binary = shutil.which("redis-server")
@@ -304,7 +283,6 @@ def main() -> None:
              "--appendonly", "no", "--dir", folder],
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
-        proxies: list[Any] = []
         try:
             assert server.stdout is not None
             for line in server.stdout:
@@ -316,18 +294,14 @@ def main() -> None:
             print(load())
             with_limits = limits_hit(port) is not None
             print(f"Fleet throughput, decisions per second, median of {options.fleet_repeats}:")
-            fleet(port, None, options.fleet_repeats, with_limits)
+            fleet(port, 0.0, options.fleet_repeats, with_limits)
             print(load())
             for rtt in options.rtt_ms:
-                proxy_port, process = proxied(port, rtt)
-                proxies.append(process)
-                print(f"  (a PING through the proxy: {rtt_us(proxy_port):.0f} us)")
-                fleet(proxy_port, rtt, options.fleet_repeats, with_limits)
+                print(f"  (a PING on a client {rtt:g} ms away: {rtt_us(port, rtt):.0f} us)")
+                fleet(port, rtt, options.fleet_repeats, with_limits)
                 print(load())
             print("  target: 8 processes >= 6x 1 process")
         finally:
-            for process in proxies:
-                process.kill()
             server.kill()
             server.wait()
 
