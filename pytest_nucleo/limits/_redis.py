@@ -68,7 +68,9 @@ class RedisStore:
     ``client`` is a ``redis.Redis`` or a ``redis.asyncio.Redis`` with a finite
     ``socket_timeout`` (a Redis that stops answering must not hold tool calls for long). With an
     asyncio client, use the limiter's awaitable methods (``aacquire``, ``arecord_success``, ...;
-    ``arun_tool`` does).
+    ``arun_tool`` does). A ``redis.Redis`` client's decisions go on connections the store takes
+    from its pool and keeps (one per decision in flight, never given back): with a bounded pool
+    (``max_connections``), give the store a client of its own.
 
     When Redis cannot be reached (or answers slower than the timeout) the limiter decides in
     its process alone, logs a WARNING once, counts the decisions in ``stats().fallbacks`` and
