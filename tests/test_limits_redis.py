@@ -22,6 +22,7 @@ from syrupy.assertion import SnapshotAssertion
 
 import pytest_nucleo as nucleo
 from pytest_nucleo import FakeClock, LimiterRefusalException, RateLimiter, RedisStore
+from pytest_nucleo.limits._redis import ScriptFailed
 
 OUTAGE = nucleo.UpstreamFailure("Shop API", "Service Unavailable", 503)
 SLOW_DOWN = nucleo.UpstreamFailure("GitHub", "slow down", 429, 30.0)
@@ -345,6 +346,115 @@ def test_flushall_mid_run_rebuilds_a_closed_circuit_and_logs_it(
     assert "rebuilt as a closed circuit" in vanished[0].getMessage()
     stats = lim.stats()
     assert (stats.state, stats.failures, stats.successes, stats.fallbacks) == ("closed", 0, 1, 0)
+
+
+# --- connections --------------------------------------------------------------------------------
+
+
+def test_threads_share_the_stores_connections_one_per_decision_in_flight(
+    redis_server: RedisServer,
+) -> None:
+    import threading
+
+    store = RedisStore(redis_server.client(), prefix=unique_prefix())
+    lim = RateLimiter("shop", max_requests=10_000, window_seconds=60, store=store)
+    start = threading.Barrier(8)
+
+    def calls() -> None:
+        start.wait()
+        for _ in range(50):
+            lim.record_success(lim.acquire())
+
+    threads = [threading.Thread(target=calls) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    stats = lim.stats()
+    assert (stats.successes, stats.fallbacks) == (400, 0)
+    assert 1 <= len(store._idle) <= 8  # kept for the next decisions, never more than in flight
+
+
+def test_a_forked_child_opens_its_own_connections(redis_server: RedisServer) -> None:
+    # In a fresh interpreter, so the fork happens with no other thread running.
+    code = (
+        "import os, sys\n"
+        "import redis\n"
+        "import pytest_nucleo as nucleo\n"
+        f"client = redis.Redis(host='127.0.0.1', port={redis_server.port}, socket_timeout=2.0)\n"
+        f"store = nucleo.RedisStore(client, prefix={unique_prefix()!r})\n"
+        "lim = nucleo.RateLimiter('shop', max_requests=100, window_seconds=60, store=store)\n"
+        "lim.record_success(lim.acquire())\n"
+        "parents = list(store._idle)\n"
+        "child = os.fork()\n"
+        "if child == 0:\n"
+        "    lim.record_success(lim.acquire())\n"
+        "    os._exit(0 if all(c not in store._idle for c in parents) else 3)\n"
+        "_, status = os.waitpid(child, 0)\n"
+        "lim.record_success(lim.acquire())\n"
+        "print(os.waitstatus_to_exitcode(status), lim.stats().successes, lim.stats().fallbacks)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == ["0", "3", "0"]
+
+
+# --- a script error is a bug, not an outage ----------------------------------------------------
+
+
+def test_a_key_of_another_type_is_raised_as_an_error_not_read_as_an_outage(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    import redis.exceptions
+
+    prefix, client, clock = unique_prefix(), redis_server.client(), FakeClock()
+    client.set(f"{prefix}:shop", "another program's value")  # WRONGTYPE for the script
+    lim = RateLimiter(
+        "shop", max_requests=5, window_seconds=60, clock=clock,
+        store=RedisStore(client, prefix=prefix, clock=clock),
+    )  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="pytest_nucleo"):
+        with pytest.raises(ScriptFailed, match=r"Redis refused its decision on the key") as raised:
+            lim.acquire()
+        with pytest.raises(ScriptFailed, match="WRONGTYPE"):  # the next one too: no fallback
+            lim.record_success()
+    assert "a value of another type under that key" in str(raised.value)
+    assert isinstance(raised.value.__cause__, redis.exceptions.ResponseError)
+    assert not caplog.records  # no "unreachable" warning
+    client.delete(f"{prefix}:shop")
+    lim.record_success(lim.acquire())
+    assert (lim.stats().successes, lim.stats().fallbacks) == (1, 0)
+
+
+def test_a_script_that_fails_on_the_server_is_raised_sync_and_async(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_nucleo.limits import _redis
+
+    # A script with a bug: a Lua error on the server, as a typo in the real one would give.
+    monkeypatch.setattr(_redis, "_STEP", "local broken = nil; return broken.field")
+    clock = FakeClock()
+    lim = RateLimiter(
+        "shop", max_requests=5, window_seconds=60, clock=clock,
+        store=RedisStore(redis_server.client(), prefix=unique_prefix(), clock=clock),
+    )  # fmt: skip
+    with pytest.raises(ScriptFailed, match="attempt to index"):
+        lim.acquire()  # NOSCRIPT first: loaded, then run, then raised
+
+    async def main() -> None:
+        client = redis_server.async_client()
+        try:
+            alim = RateLimiter(
+                "shop", max_requests=5, window_seconds=60, clock=clock,
+                store=RedisStore(client, prefix=unique_prefix(), clock=clock),
+            )  # fmt: skip
+            with pytest.raises(ScriptFailed, match="attempt to index"):
+                await alim.arecord_success()
+        finally:
+            await client.aclose()
+
+    asyncio.run(main())
 
 
 # --- bad input and the extra ---------------------------------------------------------------------

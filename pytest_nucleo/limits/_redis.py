@@ -1,11 +1,16 @@
 """A limiter's state shared by every process that names it, kept in Redis.
 
 Each decision is one round trip: a server-side script (``_step.lua``, sent with ``EVALSHA``
-and loaded again when the server answers ``NOSCRIPT``; redis-py's ``register_script`` does
-both) reads the state, runs one step of the rules on it and writes it back, atomically, on
-the server's clock (its ``TIME``, read inside the script). So hosts whose clocks differ agree,
-no process works on a stale copy, and a decision never retries; a ``clock`` given to the
-store (a FakeClock in tests) replaces the server's clock.
+and loaded again when the server answers ``NOSCRIPT``) reads the state, runs one step of the
+rules on it and writes it back, atomically, on the server's clock (its ``TIME``, read inside
+the script). So hosts whose clocks differ agree, no process works on a stale copy, and a
+decision never retries; a ``clock`` given to the store (a FakeClock in tests) replaces the
+server's clock.
+
+A decision's cost is a ``PING``'s round trip plus what the script and this module add, so
+both are kept small: the arguments that never change (the script's digest, the key, the
+settings) are encoded once per limiter; the state is fixed-size binary; a reply is one short
+string or a number on the paths every call takes (an admission, an outcome).
 
 Why the rules run in Lua as well as in Python: a decision made in Python needs the state
 brought over, changed and sent back, with a compare-and-set around it, which costs a round
@@ -14,18 +19,19 @@ busy key. The step is the same state machine as ``_machine`` (the same names, st
 and the two are held together by tests: every rule test runs against both stores, and a
 property test drives both with the same random calls and compares each answer.
 
-The state is one hash per limiter (``m``: the state, packed with MessagePack) with an
-expiry, so an idle limiter leaves nothing behind. This module imports redis only when a
+The state is one hash per limiter (see ``_step.lua`` for its fields) with an expiry, so an
+idle limiter leaves nothing behind. This module imports redis only when a
 :class:`RedisStore` is built.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
+import os
 import struct
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
@@ -46,6 +52,14 @@ logger = logging.getLogger("pytest_nucleo")
 
 _STEP = (Path(__file__).parent / "_step.lua").read_text(encoding="utf-8")
 
+# Error replies that say what state the server is in (busy, loading, out of memory, a replica
+# or a failing-over primary, unable to persist), not what the script did: an outage, like a
+# lost connection. Any other error reply to the script is a bug, raised (see ``ScriptFailed``).
+_SERVER_STATES = frozenset(
+    {"BUSY", "LOADING", "MASTERDOWN", "MISCONF", "NOREPLICAS", "OOM", "READONLY", "TRYAGAIN",
+     "CLUSTERDOWN"}
+)  # fmt: skip
+
 
 class RedisStore:
     """Keep limiters' state in Redis, shared by every process whose limiter has the same name
@@ -54,7 +68,9 @@ class RedisStore:
     ``client`` is a ``redis.Redis`` or a ``redis.asyncio.Redis`` with a finite
     ``socket_timeout`` (a Redis that stops answering must not hold tool calls for long). With an
     asyncio client, use the limiter's awaitable methods (``aacquire``, ``arecord_success``, ...;
-    ``arun_tool`` does).
+    ``arun_tool`` does). A ``redis.Redis`` client's decisions go on connections the store takes
+    from its pool and keeps (one per decision in flight, never given back): with a bounded pool
+    (``max_connections``), give the store a client of its own.
 
     When Redis cannot be reached (or answers slower than the timeout) the limiter decides in
     its process alone, logs a WARNING once, counts the decisions in ``stats().fallbacks`` and
@@ -79,7 +95,16 @@ class RedisStore:
         try:
             import redis
             import redis.asyncio
-            from redis.exceptions import RedisError
+            from redis.exceptions import (
+                ClusterDownError,
+                MasterDownError,
+                NoScriptError,
+                OutOfMemoryError,
+                ReadOnlyError,
+                RedisError,
+                ResponseError,
+                TryAgainError,
+            )
         except ImportError as exc:
             raise ImportError(
                 "RedisStore needs the redis client: pip install 'pytest-nucleo[redis]'"
@@ -132,10 +157,73 @@ class RedisStore:
         self.clock = clock
         """The clock decisions are made on (tests); None: the Redis server's, read by each."""
         self.errors: tuple[type[BaseException], ...] = (RedisError, OSError)
-        """The exceptions that mean Redis cannot be reached now."""
-        # EVALSHA, and on NOSCRIPT (a restarted or flushed server) the script is loaded again.
-        self.step = client.register_script(_STEP)
-        """The rules' step, as the server runs it (the keepers call it)."""
+        """The exceptions that mean Redis cannot be reached now (but a script's error, see
+        :meth:`unreachable`)."""
+        self._answer_errors = ResponseError
+        self._server_states = (
+            ClusterDownError, MasterDownError, OutOfMemoryError, ReadOnlyError, TryAgainError,
+        )  # fmt: skip
+        self._no_script = NoScriptError
+        self._script = _STEP
+        # EVALSHA names the script by its digest; on NOSCRIPT (a restarted or flushed server)
+        # the script is loaded again. The digest is computed here, not asked of the server.
+        self._sha = hashlib.sha1(_STEP.encode()).hexdigest()
+        # A blocking client's decisions go on connections taken from its pool once and kept
+        # here, one per decision in flight: the pool's way (take a connection, check it has
+        # nothing to read, give it back, each time) costs about as much as the round trip.
+        self._idle: list[Any] = []
+        self._pid = os.getpid()
+
+    def unreachable(self, exc: BaseException) -> bool:
+        """Whether ``exc``, raised by a decision, means Redis cannot be reached now (the
+        limiter then decides alone); False for the server's error reply to the script (other
+        than a state the server is in), which is a bug and must be seen, not read as an
+        outage."""
+        if not isinstance(exc, self._answer_errors):
+            return True
+        if isinstance(exc, self._server_states):
+            return True
+        code = getattr(exc, "status_code", None) or str(exc).split(" ", 1)[0]
+        return code in _SERVER_STATES
+
+    def run(self, frame: bytes) -> Any:
+        """The server's reply to one decision, ``frame`` (the command as sent, see
+        :meth:`SharedState._frame`), on a blocking client, raising what redis-py raises. The
+        client's ``retry`` applies, as to its own commands."""
+        if self._pid != os.getpid():  # a forked child: the parent's sockets are not its own
+            self._idle, self._pid = [], os.getpid()
+        try:
+            connection = self._idle.pop()
+        except IndexError:
+            connection = self._connection()
+        try:
+            return connection.retry.call_with_retry(
+                lambda: self._exchange(connection, frame), lambda _: connection.disconnect()
+            )
+        except self._answer_errors:
+            raise  # the server answered: the connection is sound
+        except BaseException:
+            connection.disconnect()  # a reply may be left unread; it reconnects when used
+            raise
+        finally:
+            self._idle.append(connection)
+
+    def _exchange(self, connection: Any, frame: bytes) -> Any:
+        connection.send_packed_command([frame])
+        try:
+            return connection.read_response()
+        except self._no_script:  # a restarted or flushed server: the script is loaded again
+            connection.send_command("SCRIPT", "LOAD", self._script)
+            connection.read_response()
+            connection.send_packed_command([frame])
+            return connection.read_response()
+
+    def _connection(self) -> Any:
+        pool = self.client.connection_pool
+        try:
+            return pool.get_connection()
+        except TypeError:  # redis-py before 5.3 wants a command's name
+            return pool.get_connection("EVALSHA")
 
     def key(self, name: str) -> str:
         """The Redis key of the limiter ``name``: the prefix, then the name quoted, so no two
@@ -167,25 +255,19 @@ def _failure(fields: list[Any]) -> UpstreamFailure | None:
     )
 
 
-def _packed(values: Sequence[float | str]) -> bytes:
-    """``values`` as a MessagePack array of doubles and strings, which the script unpacks in
-    C (a few lines here rather than a dependency for one array)."""
-    parts = [b"\xdd" + struct.pack(">I", len(values))]
-    for value in values:
-        if isinstance(value, str):
-            data = value.encode()
-            parts.append(b"\xdb" + struct.pack(">I", len(data)) + data)
-        else:
-            parts.append(b"\xcb" + struct.pack(">d", float(value)))
-    return b"".join(parts)
-
-
 def _permit(permit: int | None) -> str:
     return "" if permit is None else str(permit)
 
 
 def _seconds(value: float | None) -> str:
     return "" if value is None else repr(float(value))
+
+
+class ScriptFailed(RuntimeError):
+    """Redis answered a limiter's decision with an error that is no outage: a bug in the
+    script, or a key of another type where the limiter's state belongs (another program
+    writing under the store's prefix). Raised, never read as Redis being unreachable: deciding
+    alone would hide it for as long as it lasts."""
 
 
 class SharedState:
@@ -200,18 +282,29 @@ class SharedState:
         self._clock = clock
         self._fallback = fallback
         s = rules.s
-        settings: list[float | str] = [
+        numbers = [
             s.failure_step, s.max_throttle, s.recovery_step, s.successes_per_step,
             s.quiet_seconds, s.quiet_recovery_step, s.failures_to_open, s.cooldown_seconds,
             s.max_cooldown_seconds, s.probe_timeout_seconds, s.max_wait_seconds,
             rules.longest, RETRY_AFTER_CAP,
         ]  # fmt: skip
-        for budget in s.budgets:
-            settings += [quote(budget.name, safe=""), budget.max_units, budget.window_seconds]
-        # The settings travel with each decision (two processes may run different settings
-        # on one state), packed once here.
-        self._settings = _packed(settings)
-        self._keys = [self.key]
+        budgets = [x for b in s.budgets for x in (b.max_units, b.window_seconds)]
+        names = ",".join(quote(budget.name, safe="") for budget in s.budgets)
+        # What every call sends but its own arguments, encoded once: the settings travel with
+        # each decision (two processes may run different settings on one state).
+        head = [store._sha.encode(), b"1", self.key.encode()]
+        settings = [
+            struct.pack("<13d", *numbers),
+            struct.pack(f"<{len(budgets)}d", *budgets),
+            names.encode(),
+        ]
+        parts = (b"EVALSHA", *head, b"", *settings)
+        self._heads: dict[str, tuple[bytes, ...]] = {}
+        self._frames: dict[str, bytes] = {}
+        for op in ("reserve", "unreserve", "succeed", "fail", "release", "read"):
+            self._heads[op] = (*parts[:4], op.encode(), *parts[5:])
+            self._frames[op] = b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in self._heads[op])
+        self._texts: dict[tuple[int, ...], str] = {}  # takes as the script reads them
         self._lock = threading.Lock()  # the outage bookkeeping is shared by the threads
         self._kept_until = -math.inf  # local time until which the state must still exist
         self._down_until = -math.inf
@@ -222,18 +315,36 @@ class SharedState:
     def fallbacks(self) -> int:
         return self._fallbacks
 
-    def _args(self, op: str, *args: str) -> list[str | bytes]:
+    def _now(self) -> str:
         clock = self.store.clock
-        now = "" if clock is None else repr(clock.monotonic())
-        return [op, self._settings, now, *args]
+        return "" if clock is None else repr(clock.monotonic())
+
+    def _frame(self, op: str, *args: str) -> bytes:
+        """The command as sent (RESP): the parts that never change were encoded once; a
+        blocking decision sends it as it is, which costs redis-py no packing."""
+        parts = [b"*%d\r\n" % (len(self._heads[op]) + 1 + len(args)), self._frames[op]]
+        for arg in (self._now(), *args):
+            data = arg.encode()
+            parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
+        return b"".join(parts)
+
+    def _units(self, takes: tuple[int, ...]) -> str:
+        text = self._texts.get(takes)
+        if text is None:
+            text = ",".join(map(str, takes))
+            if len(self._texts) < 64:  # the few takes a limiter sees
+                self._texts[takes] = text
+        return text
 
     # --- the replies ------------------------------------------------------------------------
 
-    def _answered(self, reply: list[Any], read: bool = False) -> None:
-        """Bookkeeping of every reply: a state that vanished early, and how long it is kept."""
+    def _answered(self, code: int, read: bool = False) -> None:
+        """Bookkeeping of every reply (its kept code, see ``_step.lua``): a state that
+        vanished early, and how long it is kept."""
+        existed = code & 1
         with self._lock:
             self._rejoined()
-            if not reply[0] and self._clock.monotonic() < self._kept_until:
+            if not existed and self._clock.monotonic() < self._kept_until:
                 logger.warning(
                     "rate limiter %s: its shared state vanished from Redis (key %s: flushed, "
                     "failed over or evicted); rebuilt as a closed circuit with no throttle",
@@ -241,24 +352,26 @@ class SharedState:
                     self.key,
                 )
             if read:
-                if not reply[0]:
+                if not existed:
                     self._kept_until = -math.inf
             else:
-                self._kept_until = self._clock.monotonic() + reply[-1] / 1000
+                self._kept_until = self._clock.monotonic() + (code >> 1) / 1000
 
-    def _reservation(self, reply: list[Any]) -> Reservation | LimiterRefusalException:
-        self._answered(reply)
-        if _text(reply[1]) == "admitted":
-            return int(reply[2]), float(reply[3]), float(reply[4])
-        budget_index, units = int(reply[4]), int(reply[5])
+    def _reservation(self, reply: Any) -> Reservation | LimiterRefusalException:
+        if type(reply) is not list:  # admitted: "code permit wait start"
+            code, permit, wait, start = reply.split()
+            self._answered(int(code))
+            return int(permit), float(wait), float(start)
+        self._answered(reply[0])
+        budget_index, units = int(reply[3]), int(reply[4])
         budget = self.rules.s.budgets[budget_index - 1] if budget_index else None
-        reason = cast("RefusalReason", _text(reply[2]))
+        reason = cast("RefusalReason", _text(reply[1]))
         return self.rules.refusal(
-            reason, float(reply[3]), _failure(reply[6:-1]), budget, units if budget else None
+            reason, float(reply[2]), _failure(reply[5:]), budget, units if budget else None
         )
 
     def _reading(self, reply: list[Any], view: View[T]) -> T:
-        self._answered(reply, read=True)
+        self._answered(reply[0], read=True)
         state = self.rules.fresh()
         state.circuit.state = cast(State, _text(reply[1]))
         state.level, state.circuit.cooldown = float(reply[2]), float(reply[3])
@@ -266,26 +379,39 @@ class SharedState:
         state.last_failure = _failure(reply[7:11])
         return view(state)
 
+    def _failed(self, exc: BaseException) -> None:
+        """An error of a decision: an outage (remembered), or a bug (raised)."""
+        if not self.store.unreachable(exc):
+            raise ScriptFailed(
+                f"rate limiter {self.rules.s.name!r}: Redis refused its decision on the key "
+                f"{self.key} ({type(exc).__name__}: {one_line(str(exc), 300)}). Redis was "
+                "reached, so the limiter does not decide alone: either another program keeps "
+                "a value of another type under that key (give the RedisStore a prefix of its "
+                "own), or this is a bug in pytest-nucleo's script, to be reported with this "
+                "message"
+            ) from exc
+        self._went_down(exc)
+
     # --- the decisions, blocking ------------------------------------------------------------
 
-    def _call(self, args: list[str | bytes]) -> list[Any] | None:
+    def _call(self, op: str, *args: str) -> Any:
         """The script's reply, or None when Redis cannot be reached (now or lately)."""
         if self._clock.monotonic() < self._down_until:
             return None
         try:
-            return cast("list[Any]", self.store.step(keys=self._keys, args=args))
+            return self.store.run(self._frame(op, *args))
         except self.store.errors as exc:
-            self._went_down(exc)
+            self._failed(exc)
             return None
 
     def reserve(self, takes: tuple[int, ...]) -> Reservation | LimiterRefusalException:
-        reply = self._call(self._args("reserve", ",".join(map(str, takes))))
+        reply = self._call("reserve", self._units(takes))
         if reply is None:
             return self._refuse_alone() or self._fallback.reserve(takes)
         return self._reservation(reply)
 
     def unreserve(self, start: float, takes: tuple[int, ...]) -> None:
-        reply = self._call(self._args("unreserve", repr(start), ",".join(map(str, takes))))
+        reply = self._call("unreserve", repr(start), self._units(takes))
         if reply is None:
             self._count_alone()
             self._fallback.unreserve(start, takes)
@@ -293,7 +419,7 @@ class SharedState:
             self._answered(reply)
 
     def succeed(self, permit: int | None) -> None:
-        reply = self._call(self._args("succeed", _permit(permit)))
+        reply = self._call("succeed", _permit(permit))
         if reply is None:
             self._count_alone()
             self._fallback.succeed(permit)
@@ -301,7 +427,7 @@ class SharedState:
             self._answered(reply)
 
     def fail(self, failure: UpstreamFailure, permit: int | None) -> None:
-        reply = self._call(self._args("fail", *self._failure_args(failure, permit)))
+        reply = self._call("fail", *self._failure_args(failure, permit))
         if reply is None:
             self._count_alone()
             self._fallback.fail(failure, permit)
@@ -309,7 +435,7 @@ class SharedState:
             self._answered(reply)
 
     def release(self, permit: int | None, retry_after: float | None) -> None:
-        reply = self._call(self._args("release", _permit(permit), _seconds(retry_after)))
+        reply = self._call("release", _permit(permit), _seconds(retry_after))
         if reply is None:
             self._count_alone()
             self._fallback.release(permit, retry_after)
@@ -317,7 +443,7 @@ class SharedState:
             self._answered(reply)
 
     def read(self, view: View[T]) -> T:
-        reply = self._call(self._args("read"))
+        reply = self._call("read")
         if reply is None:
             return self._fallback.read(view)
         return self._reading(reply, view)
@@ -335,25 +461,31 @@ class SharedState:
 
     # --- the decisions, awaited -------------------------------------------------------------
 
-    async def _acall(self, args: list[str | bytes]) -> list[Any] | None:
+    async def _acall(self, op: str, *args: str) -> Any:
         if not self.is_async:
-            return self._call(args)  # a brief blocking call
+            return self._call(op, *args)  # a brief blocking call
         if self._clock.monotonic() < self._down_until:
             return None
+        client = self.store.client
+        command = ("EVALSHA", *self._heads[op][1:], self._now(), *args)
         try:
-            return cast("list[Any]", await self.store.step(keys=self._keys, args=args))
+            try:
+                return await client.execute_command(*command)
+            except self.store._no_script:
+                await client.script_load(self.store._script)
+                return await client.execute_command(*command)
         except self.store.errors as exc:
-            self._went_down(exc)
+            self._failed(exc)
             return None
 
     async def areserve(self, takes: tuple[int, ...]) -> Reservation | LimiterRefusalException:
-        reply = await self._acall(self._args("reserve", ",".join(map(str, takes))))
+        reply = await self._acall("reserve", self._units(takes))
         if reply is None:
             return self._refuse_alone() or self._fallback.reserve(takes)
         return self._reservation(reply)
 
     async def aunreserve(self, start: float, takes: tuple[int, ...]) -> None:
-        reply = await self._acall(self._args("unreserve", repr(start), ",".join(map(str, takes))))
+        reply = await self._acall("unreserve", repr(start), self._units(takes))
         if reply is None:
             self._count_alone()
             self._fallback.unreserve(start, takes)
@@ -361,7 +493,7 @@ class SharedState:
             self._answered(reply)
 
     async def asucceed(self, permit: int | None) -> None:
-        reply = await self._acall(self._args("succeed", _permit(permit)))
+        reply = await self._acall("succeed", _permit(permit))
         if reply is None:
             self._count_alone()
             self._fallback.succeed(permit)
@@ -369,7 +501,7 @@ class SharedState:
             self._answered(reply)
 
     async def afail(self, failure: UpstreamFailure, permit: int | None) -> None:
-        reply = await self._acall(self._args("fail", *self._failure_args(failure, permit)))
+        reply = await self._acall("fail", *self._failure_args(failure, permit))
         if reply is None:
             self._count_alone()
             self._fallback.fail(failure, permit)
@@ -377,7 +509,7 @@ class SharedState:
             self._answered(reply)
 
     async def arelease(self, permit: int | None, retry_after: float | None) -> None:
-        reply = await self._acall(self._args("release", _permit(permit), _seconds(retry_after)))
+        reply = await self._acall("release", _permit(permit), _seconds(retry_after))
         if reply is None:
             self._count_alone()
             self._fallback.release(permit, retry_after)
@@ -385,7 +517,7 @@ class SharedState:
             self._answered(reply)
 
     async def aread(self, view: View[T]) -> T:
-        reply = await self._acall(self._args("read"))
+        reply = await self._acall("read")
         if reply is None:
             return self._fallback.read(view)
         return self._reading(reply, view)
