@@ -47,6 +47,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, Unpack, overload
 
@@ -363,11 +364,16 @@ _OFFLINE = {
 
 @contextlib.contextmanager
 def _offline() -> Iterator[None]:
-    """CrewAI's telemetry off while the harness runs (CrewAI reads these at each span)."""
+    """CrewAI's telemetry off while the harness runs (CrewAI reads these at each span), and
+    its warnings about itself silenced."""
     before = {key: os.environ.get(key) for key in _OFFLINE}
     os.environ.update(_OFFLINE)
     try:
-        yield
+        with warnings.catch_warnings():
+            # CrewAI reads its own deprecated fields as it runs: warnings about CrewAI, not
+            # about the tool (they would fail a suite run with -W error).
+            warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"crewai\.")
+            yield
     finally:
         for key, value in before.items():
             if value is None:
@@ -447,8 +453,8 @@ def run_through_crewai(
         pass
     else:
         raise RuntimeError(_UNDER_A_LOOP)
-    agent = _agent(tool, arguments, native)
     with _offline():
+        agent = _agent(tool, arguments, native)
         agent.kickoff("Call the tool.")
     return _received(agent, native)
 
@@ -462,8 +468,8 @@ async def arun_through_crewai(
     """:func:`run_through_crewai` under a running event loop, through CrewAI's
     ``Agent.kickoff_async``."""
     native = _check_path(path)
-    agent = _agent(tool, arguments, native)
     with _offline():
+        agent = _agent(tool, arguments, native)
         await agent.kickoff_async("Call the tool.")
     return _received(agent, native)
 
@@ -472,4 +478,3 @@ def _check_path(path: str) -> bool:
     if path not in ("native", "react"):
         raise ValueError(f"path must be 'native' or 'react'; got {path!r}")
     return path == "native"
-
