@@ -10,6 +10,7 @@ in an environment of their own (``bash .ci/crewai``) and skip elsewhere.
 
 from __future__ import annotations
 
+from tests._doc_blocks import ALL, Block
 from tests._frameworks import needs_crewai
 
 needs_crewai()
@@ -316,3 +317,24 @@ def test_a_code_on_a_tool_failure_is_appended_to_the_text() -> None:
     # Why the adapter sets no code: CrewAI would add it to what the model reads.
     failure = ToolFailure(message="text", code="Http404Exception")
     assert failure.as_agent_message() == "text (code: Http404Exception)"
+
+
+# --- the docs' examples, which the main environment's docs tests skip ------------------------
+
+DOC_BLOCKS = [
+    block
+    for block in ALL
+    if block.lang == "python"
+    and block.marker is None
+    and "pytest_nucleo.adapters.crewai" in block.code
+]
+
+
+def test_the_docs_have_crewai_examples() -> None:
+    # Guards the test below: were the blocks not found, it would check nothing.
+    assert [block.page for block in DOC_BLOCKS] == ["docs/how-to/frameworks.md"]
+
+
+@pytest.mark.parametrize("block", DOC_BLOCKS, ids=[block.id for block in DOC_BLOCKS])
+def test_the_docs_examples_run(block: Block) -> None:
+    exec(compile(block.code, block.page, "exec"), {"__name__": "docs"})
