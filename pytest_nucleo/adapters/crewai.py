@@ -57,6 +57,7 @@ with warnings.catch_warnings():
     # failed import.
     warnings.simplefilter("ignore", ImportWarning)
     from crewai import Agent
+    from crewai.events.event_bus import crewai_event_bus
     from crewai.llms.base_llm import BaseLLM
     from crewai.tools import ToolFailure
     from crewai.tools import tool as crewai_tool_decorator
@@ -461,6 +462,9 @@ def run_through_crewai(
     with _offline():
         agent = _agent(tool, arguments, native)
         agent.kickoff("Call the tool.")
+        # CrewAI's event handlers (its console panels among them) run in worker threads: let
+        # them finish inside the call, not in whatever test runs next.
+        crewai_event_bus.flush()
     return _received(agent, native)
 
 
@@ -476,6 +480,7 @@ async def arun_through_crewai(
     with _offline():
         agent = _agent(tool, arguments, native)
         await agent.kickoff_async("Call the tool.")
+        await asyncio.to_thread(crewai_event_bus.flush)
     return _received(agent, native)
 
 
