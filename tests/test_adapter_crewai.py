@@ -159,6 +159,33 @@ def test_the_schema_and_description_are_the_ones_crewai_builds() -> None:
     assert inspect.signature(SYNC_TOOL.func) == inspect.signature(adapter_tools.fetch_order)
 
 
+@pytest.mark.parametrize("path", PATHS)
+def test_arguments_crewai_refuses_are_a_correctable_failure(
+    path: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # In the runner's own words for a missing parameter, not pydantic's report.
+    runner_s_words = nucleo.run_tool(adapter_tools.get_order, {}).text
+    caplog.clear()
+    get_order = crewai_tool(adapter_tools.get_order)
+    missing = run_through_crewai(get_order, {}, path=path)  # type: ignore[arg-type]
+    assert missing.text == runner_s_words
+    assert missing.failure is not None
+    assert missing.failure.details == {"exception": "InvalidInputException", "correctable": True}
+    assert not missing.failure.retryable
+    mistyped = run_through_crewai(get_order, {"order_number": 5}, path=path)  # type: ignore[arg-type]
+    assert (
+        mistyped.text
+        == nucleo.InvalidInputException(
+            "order_number", 5, "Input should be a valid string"
+        ).explain_to_llm()
+    )
+    # Logged as the runner logs a correctable failure: the runner never saw these calls.
+    assert [r.levelname for r in caplog.records if "get_order" in r.getMessage()] == [
+        "WARNING",
+        "WARNING",
+    ]
+
+
 def test_runner_options_apply() -> None:
     lookup = adapter_tools.flaky_order()
     received = run_through_crewai(crewai_tool(lookup, retries=1, backoff=0), {"order_number": "7"})
@@ -311,6 +338,21 @@ def test_without_the_adapter_react_calls_the_tool_six_times() -> None:
     assert len(calls) == 6
     assert SECRET in received.text
     assert "I encountered an error while trying to use the tool" in received.text
+
+
+@pytest.mark.parametrize(
+    ("path", "start"),
+    [
+        ("native", "Error executing tool: Tool 'get_order' arguments validation failed: 1 valid"),
+        ("react", "\nI encountered an error while trying to use the tool. This was the error: Ar"),
+    ],
+)
+def test_without_the_adapter_a_refused_argument_reads_as_pydantic_s_report(
+    path: str, start: str
+) -> None:
+    received = run_through_crewai(tool(adapter_tools.get_order), {}, path=path)  # type: ignore[arg-type]
+    assert received.text.startswith(start)
+    assert "validation error for Get_Order" in received.text
 
 
 def test_a_code_on_a_tool_failure_is_appended_to_the_text() -> None:

@@ -30,6 +30,10 @@ What CrewAI does with a failure (crewai 1.15, ``agents/agent_executor.py`` and
   calling (the raw message, secrets and all), and on the ReAct path the tool is called again:
   each of CrewAI's three attempts calls it twice, six calls before the model reads a long
   error text with the raw message in it.
+- Arguments CrewAI's schema refuses (a missing or mistyped one) are a raised error too:
+  pydantic's report after ``Error executing tool:`` on native calling, and on the ReAct path
+  the long error text after CrewAI's three attempts. The adapter's tool answers them with a correctable
+  :class:`~pytest_nucleo.InvalidInputException` text naming the parameter instead.
 - ``ToolFailure.retryable`` means "the same call could plausibly succeed", which is not
   correctability (a typo is correctable, and the same call fails again). The adapter sets it
   from :data:`RETRYABLE`, a table over the failure set; CrewAI records the flag (records,
@@ -45,11 +49,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import inspect
 import json
 import os
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, Unpack, overload
+
+import pydantic
 
 with warnings.catch_warnings():
     # Importing crewai 1.15 warns when its crewai.rag module refuses the attribute Python sets
@@ -62,6 +69,7 @@ with warnings.catch_warnings():
     from crewai.tools import ToolFailure
     from crewai.tools import tool as crewai_tool_decorator
     from crewai.tools.base_tool import Tool
+    from crewai.tools.structured_tool import CrewStructuredTool
 
 from pytest_nucleo._exceptions import (
     ContextOverflowException,
@@ -106,6 +114,8 @@ from pytest_nucleo._status import (
 from pytest_nucleo.adapters._core import (
     RunnerOptions,
     check_runner_options,
+    log_failure,
+    schema_failure,
     success_text_unless,
     through_runner,
     tool_name,
@@ -201,13 +211,81 @@ def tool_failure(result: ToolResult) -> ToolFailure:
     :func:`~pytest_nucleo.run_tool` yourself inside a CrewAI tool."""
     if not result.is_error or result.exception is None:
         raise ValueError("tool_failure takes a failed call's result; this call succeeded")
-    failure = result.exception
+    return _failure(result.exception, result.text)
+
+
+def _failure(failure: LLMReadableException, text: str) -> ToolFailure:
     return ToolFailure(
-        message=result.text,
+        message=text,
         code=None,
         retryable=is_retryable(failure),
         details={"exception": type(failure).__name__, "correctable": failure.is_correctable},
     )
+
+
+def _refused(tool: Tool[..., Any], error: ValueError) -> ToolFailure:
+    """The correctable failure for arguments CrewAI's schema refused before the runner saw
+    them (``error`` is CrewAI's, its cause pydantic's or json's), logged as the runner would;
+    ``error`` itself when it is not such a refusal."""
+    cause = error.__cause__
+    errors: Sequence[Mapping[str, Any]]
+    if isinstance(cause, pydantic.ValidationError):
+        errors = cause.errors(include_url=False)
+    elif isinstance(cause, json.JSONDecodeError):
+        errors = []  # not a JSON object at all
+    else:
+        raise error
+    failure = schema_failure(inspect.signature(tool.func), errors)
+    log_failure(tool.name, failure)
+    return _failure(failure, failure.explain_to_llm())
+
+
+class _NucleoStructuredTool(CrewStructuredTool):
+    """The form CrewAI's ReAct path calls a tool in, refusing arguments as the tool does."""
+
+    def invoke(self, input: str | dict[str, Any], config: Any = None, **kwargs: Any) -> Any:
+        """CrewAI's ``invoke``; arguments its schema refuses are a correctable failure."""
+        try:
+            return super().invoke(input, config, **kwargs)
+        except ValueError as error:
+            return _refused(self._original_tool, error)
+
+    async def ainvoke(self, input: str | dict[str, Any], config: Any = None, **kwargs: Any) -> Any:
+        """CrewAI's ``ainvoke``; arguments its schema refuses are a correctable failure."""
+        try:
+            return await super().ainvoke(input, config, **kwargs)
+        except ValueError as error:
+            return _refused(self._original_tool, error)
+
+
+class _NucleoTool(Tool[..., Any]):
+    """CrewAI's ``Tool`` whose refusals of the model's arguments reach the model as a
+    correctable failure, naming the parameter, on every path: CrewAI's own refusal is a
+    raised error, which it sends as pydantic's report (native calling) or answers by calling
+    the tool again (the ReAct path)."""
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        """CrewAI's ``run``; arguments its schema refuses are a correctable failure."""
+        try:
+            return super().run(*args, **kwargs)
+        except ValueError as error:
+            return _refused(self, error)
+
+    async def arun(self, *args: Any, **kwargs: Any) -> Any:
+        """CrewAI's ``arun``; arguments its schema refuses are a correctable failure."""
+        try:
+            return await super().arun(*args, **kwargs)
+        except ValueError as error:
+            return _refused(self, error)
+
+    def to_structured_tool(self) -> CrewStructuredTool:
+        """CrewAI's structured form of the tool, refusing arguments as the tool does."""
+        plain = super().to_structured_tool()
+        made = _NucleoStructuredTool(
+            **{field: getattr(plain, field) for field in CrewStructuredTool.model_fields}
+        )
+        made._original_tool = self
+        return made
 
 
 def _is_native(value: object) -> bool:
@@ -261,10 +339,10 @@ def crewai_tool(
         )
         # An async wrapper (an async def, or any tool under a timeout) is fine for CrewAI:
         # its sync paths run the coroutine to its end, its async paths await it.
-        made: Tool[..., Any] = crewai_tool_decorator(
+        plain: Tool[..., Any] = crewai_tool_decorator(
             name, result_as_answer=result_as_answer, max_usage_count=max_usage_count
         )(wrapped)
-        return made
+        return _NucleoTool(**{field: getattr(plain, field) for field in Tool.model_fields})
 
     return make if func is None else make(func)
 
