@@ -18,12 +18,13 @@ needs_crewai()
 import asyncio
 import inspect
 import os
-from typing import Any
+from typing import Any, Literal
 
 import adapter_tools
 import pytest
 from adapter_tools import FAILURES, ORDER_TEXT, SECRET, arrange, expected_text
 from crewai import Agent, Crew, Task
+from crewai.crews.crew_output import CrewOutput
 from crewai.tools import ToolFailure, tool
 from crewai.tools.base_tool import Tool
 from syrupy.assertion import SnapshotAssertion
@@ -42,6 +43,7 @@ from pytest_nucleo.adapters.crewai import (
 SYNC_TOOL = crewai_tool(adapter_tools.fetch_order)
 ASYNC_TOOL = crewai_tool(adapter_tools.afetch_order, name="fetch_order")
 PATHS = ("native", "react")
+CrewPath = Literal["native", "react"]
 
 # What CrewAI's retryable says for each of the four failures: whether the same call could
 # succeed later (a 404 will not; a throttle and a timeout may; a bug will not).
@@ -66,11 +68,11 @@ def test_each_failure_reaches_the_model_as_exactly_its_text(
     fake_upstream: Any,
     fetch_tool: Tool[..., Any],
     failure: str,
-    path: str,
+    path: CrewPath,
     llm_snapshot: SnapshotAssertion,
 ) -> None:
     arguments = arrange(fake_upstream, failure)
-    received = run_through_crewai(fetch_tool, arguments, path=path)  # type: ignore[arg-type]
+    received = run_through_crewai(fetch_tool, arguments, path=path)
     assert received.text == expected_text(arguments)
     assert received.channel == ("tool message" if path == "native" else "observation")
     # CrewAI records the call as failed; it sends the model no flag, only the text.
@@ -84,8 +86,8 @@ def test_each_failure_reaches_the_model_as_exactly_its_text(
 
 @pytest.mark.nucleo(expect_leaks=True)
 @pytest.mark.parametrize("path", PATHS)
-def test_the_message_carries_no_flag_the_model_could_read(path: str) -> None:
-    received = run_through_crewai(SYNC_TOOL, {"order_number": "bug"}, path=path)  # type: ignore[arg-type]
+def test_the_message_carries_no_flag_the_model_could_read(path: CrewPath) -> None:
+    received = run_through_crewai(SYNC_TOOL, {"order_number": "bug"}, path=path)
     if path == "native":
         (message,) = [m for m in received.messages if m.get("role") == "tool"]
         assert set(message) == {"role", "tool_call_id", "name", "content"}
@@ -100,11 +102,11 @@ def test_the_message_carries_no_flag_the_model_could_read(path: str) -> None:
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_a_success_is_the_runner_s_text(path: str) -> None:
+def test_a_success_is_the_runner_s_text(path: CrewPath) -> None:
     received = run_through_crewai(
         crewai_tool(adapter_tools.order_dict),
         {"order_number": "1042"},
-        path=path,  # type: ignore[arg-type]
+        path=path,
     )
     assert (received.is_error, received.text) == (False, ORDER_TEXT)
     assert received.failure is None
@@ -122,7 +124,7 @@ def test_a_tool_failure_the_tool_returns_itself_is_passed_on() -> None:
 
 @pytest.mark.nucleo(expect_leaks=True)
 @pytest.mark.parametrize("path", PATHS)
-def test_the_tool_runs_once_per_call(path: str) -> None:
+def test_the_tool_runs_once_per_call(path: CrewPath) -> None:
     calls = []
 
     def fetch(order_number: str) -> str:
@@ -130,7 +132,7 @@ def test_the_tool_runs_once_per_call(path: str) -> None:
         calls.append(order_number)
         raise KeyError(order_number)
 
-    run_through_crewai(crewai_tool(fetch), {"order_number": "1"}, path=path)  # type: ignore[arg-type]
+    run_through_crewai(crewai_tool(fetch), {"order_number": "1"}, path=path)
     assert calls == ["1"]  # not CrewAI's retries of a raised exception
 
 
@@ -144,6 +146,7 @@ def test_a_crew_goes_on_after_a_failure_and_records_it(fake_upstream: Any) -> No
         agent = Agent(role="r", goal="g", backstory="b", llm=model, tools=[SYNC_TOOL])
         task = Task(description="Fetch order 429.", expected_output="The order.", agent=agent)
         output = Crew(agents=[agent], tasks=[task]).kickoff()
+    assert isinstance(output, CrewOutput)
     assert output.raw == "done"  # the model was asked again, and answered
     (record,) = output.tasks_output[0].tool_failures
     assert record.failure.message == expected_text(arguments)
@@ -161,18 +164,18 @@ def test_the_schema_and_description_are_the_ones_crewai_builds() -> None:
 
 @pytest.mark.parametrize("path", PATHS)
 def test_arguments_crewai_refuses_are_a_correctable_failure(
-    path: str, caplog: pytest.LogCaptureFixture
+    path: CrewPath, caplog: pytest.LogCaptureFixture
 ) -> None:
     # In the runner's own words for a missing parameter, not pydantic's report.
     runner_s_words = nucleo.run_tool(adapter_tools.get_order, {}).text
     caplog.clear()
     get_order = crewai_tool(adapter_tools.get_order)
-    missing = run_through_crewai(get_order, {}, path=path)  # type: ignore[arg-type]
+    missing = run_through_crewai(get_order, {}, path=path)
     assert missing.text == runner_s_words
     assert missing.failure is not None
     assert missing.failure.details == {"exception": "InvalidInputException", "correctable": True}
     assert not missing.failure.retryable
-    mistyped = run_through_crewai(get_order, {"order_number": 5}, path=path)  # type: ignore[arg-type]
+    mistyped = run_through_crewai(get_order, {"order_number": 5}, path=path)
     assert (
         mistyped.text
         == nucleo.InvalidInputException(
@@ -199,7 +202,7 @@ def test_crewai_s_own_options_are_passed_on() -> None:
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_a_timeout_reads_as_job_timeout(path: str) -> None:
+def test_a_timeout_reads_as_job_timeout(path: CrewPath) -> None:
     clock = nucleo.FakeClock()
 
     def slow(order_number: str) -> str:
@@ -208,7 +211,7 @@ def test_a_timeout_reads_as_job_timeout(path: str) -> None:
         return "late"
 
     tool_ = crewai_tool(slow, timeout=30, clock=clock)
-    received = run_through_crewai(tool_, {"order_number": "1"}, path=path)  # type: ignore[arg-type]
+    received = run_through_crewai(tool_, {"order_number": "1"}, path=path)
     assert (received.is_error, received.text) == (True, adapter_tools.TIMEOUT_TEXT)
     assert received.failure is not None
     assert received.failure.retryable
@@ -216,9 +219,9 @@ def test_a_timeout_reads_as_job_timeout(path: str) -> None:
 
 @pytest.mark.nucleo(expect_leaks=True)
 @pytest.mark.parametrize("path", PATHS)
-def test_the_async_harness_reads_the_same(path: str) -> None:
+def test_the_async_harness_reads_the_same(path: CrewPath) -> None:
     arguments = {"order_number": "bug"}
-    received = asyncio.run(arun_through_crewai(ASYNC_TOOL, arguments, path=path))  # type: ignore[arg-type]
+    received = asyncio.run(arun_through_crewai(ASYNC_TOOL, arguments, path=path))
     assert received.text == expected_text(arguments)
 
 
@@ -300,11 +303,11 @@ def test_bad_input_is_refused_clearly() -> None:
     with pytest.raises(ValueError, match="failed call's result; this call succeeded"):
         tool_failure(ok)
     with pytest.raises(TypeError, match="unknown option 'retry'"):
-        crewai_tool(retry=3)  # type: ignore[call-arg]
+        crewai_tool(retry=3)  # type: ignore[call-overload]
     with pytest.raises(ValueError, match="no docstring"):
         crewai_tool(lambda order_number: order_number)
     with pytest.raises(TypeError, match="wraps a function; got a str"):
-        crewai_tool("fetch_order")  # type: ignore[arg-type]
+        crewai_tool("fetch_order")  # type: ignore[call-overload]
     with pytest.raises(ValueError, match="path must be 'native' or 'react'"):
         run_through_crewai(SYNC_TOOL, {}, path="json")  # type: ignore[arg-type]
 
@@ -348,9 +351,9 @@ def test_without_the_adapter_react_calls_the_tool_six_times() -> None:
     ],
 )
 def test_without_the_adapter_a_refused_argument_reads_as_pydantic_s_report(
-    path: str, start: str
+    path: CrewPath, start: str
 ) -> None:
-    received = run_through_crewai(tool(adapter_tools.get_order), {}, path=path)  # type: ignore[arg-type]
+    received = run_through_crewai(tool(adapter_tools.get_order), {}, path=path)
     assert received.text.startswith(start)
     assert "validation error for Get_Order" in received.text
 

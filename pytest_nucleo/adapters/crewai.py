@@ -32,8 +32,9 @@ What CrewAI does with a failure (crewai 1.15, ``agents/agent_executor.py`` and
   error text with the raw message in it.
 - Arguments CrewAI's schema refuses (a missing or mistyped one) are a raised error too:
   pydantic's report after ``Error executing tool:`` on native calling, and on the ReAct path
-  the long error text after CrewAI's three attempts. The adapter's tool answers them with a correctable
-  :class:`~pytest_nucleo.InvalidInputException` text naming the parameter instead.
+  the long error text after CrewAI's three attempts. The adapter's tool answers them with a
+  correctable :class:`~pytest_nucleo.InvalidInputException` text naming the parameter
+  instead.
 - ``ToolFailure.retryable`` means "the same call could plausibly succeed", which is not
   correctability (a typo is correctable, and the same call fails again). The adapter sets it
   from :data:`RETRYABLE`, a table over the failure set; CrewAI records the flag (records,
@@ -297,7 +298,14 @@ _SUCCESS = success_text_unless(_is_native)
 
 
 @overload
-def crewai_tool(func: Callable[..., Any], /) -> Tool[..., Any]: ...
+def crewai_tool(
+    func: Callable[..., Any],
+    /,
+    *,
+    result_as_answer: bool = False,
+    max_usage_count: int | None = None,
+    **options: Unpack[RunnerOptions],
+) -> Tool[..., Any]: ...
 @overload
 def crewai_tool(
     *,
