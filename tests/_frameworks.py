@@ -16,6 +16,9 @@ import sys
 import pytest
 
 INSTALL = "pip install -e '.[test,frameworks]'"
+CREWAI_INSTALL = "bash .ci/crewai"
+"""CrewAI pins older mcp, openai, httpx and pydantic than the frameworks extra: its tests run in
+an environment of their own, which this script makes."""
 
 
 def needs_frameworks(*modules: str) -> None:
@@ -26,6 +29,18 @@ def needs_frameworks(*modules: str) -> None:
         pytest.importorskip(
             module, reason=f"{caller} needs {module}, from the frameworks extra: {INSTALL}"
         )
+
+
+def needs_crewai() -> None:
+    """Skip the calling test module (or test) unless CrewAI imports. It is not part of the
+    frameworks extra (it would downgrade what the other adapters need), so the reason names its
+    own extra and the environment it runs in."""
+    caller = sys._getframe(1).f_globals["__name__"]
+    pytest.importorskip(
+        "crewai",
+        reason=f"{caller} needs crewai, from the crewai extra, which needs an environment of its "
+        f"own (it pins older mcp, openai, httpx and pydantic): {CREWAI_INSTALL}",
+    )
 
 
 def missing_for(code: str) -> list[str]:
@@ -62,6 +77,13 @@ def skip_unless_installed(code: str) -> list[pytest.MarkDecorator]:
     """A skip mark for a docs block whose imports are not installed, naming the extra; none
     under CI, where everything is installed and a missing module is a broken block."""
     missing = missing_for(code)
+    if "crewai" in missing:  # never in the main environment, CI or not: see needs_crewai
+        return [
+            pytest.mark.skip(
+                reason="needs crewai, from the crewai extra, in an environment of its own: "
+                + CREWAI_INSTALL
+            )
+        ]
     if not missing or os.environ.get("CI"):
         return []
     return [

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from adapter_tools import SECRET
 
-from tests._frameworks import imports_of, needs_frameworks
+from tests._frameworks import imports_of, needs_crewai, needs_frameworks
 
 TESTS = str(Path(__file__).parent)
 
@@ -89,6 +89,15 @@ logging.getLogger("google_adk").setLevel("DEBUG")
 from pytest_nucleo.adapters.google_adk import adk_tool, run_through_adk
 print(run_through_adk(adk_tool(leaky), {"order_number": "1"}).is_error)
 """,
+    # CrewAI's own loggers at DEBUG, and its console panels (printed to stdout), on both paths.
+    "crewai": RICH_ROOT
+    + """
+logging.getLogger("crewai").setLevel("DEBUG")
+from pytest_nucleo.adapters.crewai import crewai_tool, run_through_crewai
+tool = crewai_tool(leaky)
+print(run_through_crewai(tool, {"order_number": "1"}).is_error)
+print(run_through_crewai(tool, {"order_number": "1"}, path="react").is_error)
+""",
     "pydantic-ai": RICH_ROOT
     + """
 from pytest_nucleo.adapters.pydantic_ai import call_through_agent, make_tool
@@ -113,7 +122,10 @@ print(run_through_agents(nucleo_function_tool(leaky), {"order_number": "1"}).is_
 
 @pytest.mark.parametrize("framework", sorted(SCRIPTS))
 def test_no_secret_reaches_stderr_through_the_framework_s_logging(framework: str) -> None:
-    needs_frameworks(*imports_of(SCRIPTS[framework]))
+    if framework == "crewai":
+        needs_crewai()  # in an environment of its own
+    else:
+        needs_frameworks(*imports_of(SCRIPTS[framework]))
     code = textwrap.dedent(LEAKY) + SCRIPTS[framework]
     done = subprocess.run(
         [sys.executable, "-c", code],
@@ -126,6 +138,7 @@ def test_no_secret_reaches_stderr_through_the_framework_s_logging(framework: str
             **{k: v for k, v in os.environ.items() if not k.startswith("OTEL_EXPORTER_")},
             "OPENAI_AGENTS_DISABLE_TRACING": "1",
             "OTEL_SDK_DISABLED": "true",
+            "CREWAI_DISABLE_TELEMETRY": "true",
         },
     )
     assert done.returncode == 0, done.stderr

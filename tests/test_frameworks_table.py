@@ -16,7 +16,7 @@ import adapter_tools
 import pytest
 
 import pytest_nucleo as nucleo
-from tests._frameworks import needs_frameworks
+from tests._frameworks import needs_crewai, needs_frameworks
 
 PAGE = Path(__file__).parent.parent / "docs" / "how-to" / "frameworks.md"
 PLAIN = nucleo.llm_errors(adapter_tools.fetch_order)  # raises our exceptions, no adapter
@@ -87,6 +87,18 @@ def _google_adk(args: dict[str, str]) -> tuple[bool, str]:
     return received.is_error, received.text
 
 
+def _crewai(path: str) -> Callable[[dict[str, str]], tuple[bool, str]]:
+    def measure(args: dict[str, str]) -> tuple[bool, str]:
+        from crewai.tools import tool
+
+        from pytest_nucleo.adapters.crewai import run_through_crewai
+
+        received = run_through_crewai(tool("fetch_order")(PLAIN), args, path=path)  # type: ignore[arg-type]
+        return False, received.text  # neither the tool message nor the observation has a flag
+
+    return measure
+
+
 FRAMEWORKS: dict[str, Callable[[dict[str, str]], tuple[bool, str]]] = {
     "MCP (`MCPServer`)": _mcp,
     "pydantic-ai": _pydantic_ai,
@@ -97,9 +109,20 @@ FRAMEWORKS: dict[str, Callable[[dict[str, str]], tuple[bool, str]]] = {
     "Google ADK": _google_adk,
 }
 
+# CrewAI runs in an environment of its own (it pins older releases of what the others need):
+# its rows are measured there, and follow the others in the table.
+CREWAI: dict[str, Callable[[dict[str, str]], tuple[bool, str]]] = {
+    "CrewAI (native calling)": _crewai("native"),
+    "CrewAI (ReAct)": _crewai("react"),
+}
+HEADER = [
+    "| framework, no adapter | the model reads, for a 404 | error flag sent |",
+    "|---|---|---|",
+]
+
 
 def _cell(text: str) -> str:
-    text = text.replace("\n", " ")
+    text = text.replace("\n", " ").strip()
     if len(text) > CUT:
         text = text[: CUT - 1] + "…"
     return "`" + text.replace("`", "'").replace("|", "\\|") + "`"
@@ -120,13 +143,21 @@ def test_the_docs_table_is_what_each_framework_sends(fake_upstream: Any) -> None
     )
     args = adapter_tools.arrange(fake_upstream, "not found")
     rows = [_row(name, measure, args) for name, measure in FRAMEWORKS.items()]
-    table = "\n".join(
-        [
-            "| framework, no adapter | the model reads, for a 404 | error flag sent |",
-            "|---|---|---|",
-            *rows,
-        ]
-    )
+    table = "\n".join([*HEADER, *rows])
     assert table in PAGE.read_text(encoding="utf-8"), (
         f"the table in {PAGE.name} differs from what the frameworks send; measured:\n{table}"
+    )
+
+
+@pytest.mark.nucleo(expect_leaks=True)
+def test_the_docs_table_is_what_crewai_sends(fake_upstream: Any) -> None:
+    needs_crewai()
+    args = adapter_tools.arrange(fake_upstream, "not found")
+    rows = "\n".join(_row(name, measure, args) for name, measure in CREWAI.items())
+    last_of_the_others = f"\n| {list(FRAMEWORKS)[-1]} |"  # a row, not the adapters' header
+    page = PAGE.read_text(encoding="utf-8")
+    following = page[page.index(last_of_the_others) + 1 :].split("\n", 1)[1]
+    assert following.startswith(rows + "\n"), (
+        f"the CrewAI rows of the table in {PAGE.name} differ from what CrewAI sends, or do not "
+        f"follow the {list(FRAMEWORKS)[-1]} row; measured:\n{rows}"
     )

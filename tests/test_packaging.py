@@ -235,6 +235,7 @@ def test_every_test_module_importing_a_framework_skips_without_it() -> None:
     frameworks = _frameworks_extra_modules()
     if not frameworks:
         pytest.skip(f"the frameworks extra is not installed: {FRAMEWORKS_INSTALL}")
+    frameworks.add("crewai")  # its own extra and environment: never installed here
     unguarded = []
     for path in sorted((ROOT / "tests").glob("test_*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -249,15 +250,20 @@ def test_every_test_module_importing_a_framework_skips_without_it() -> None:
                 else []
             )
         } & frameworks
+        calls = [
+            node.value
+            for node in tree.body
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+        ]
         guarded = {
             arg.value.split(".")[0]
-            for node in tree.body
-            if isinstance(node, ast.Expr)
-            and isinstance(node.value, ast.Call)
-            and getattr(node.value.func, "id", None) == "needs_frameworks"
-            for arg in node.value.args
+            for call in calls
+            if getattr(call.func, "id", None) == "needs_frameworks"
+            for arg in call.args
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
-        }
+        } | {"crewai" for call in calls if getattr(call.func, "id", None) == "needs_crewai"}
         if imported - guarded:
             unguarded.append(f"{path.name}: {sorted(imported - guarded)}")
-    assert not unguarded, f"call needs_frameworks(...) before importing: {unguarded}"
+    assert not unguarded, (
+        f"call needs_frameworks(...) or needs_crewai() before importing: {unguarded}"
+    )

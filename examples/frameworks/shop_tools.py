@@ -1,7 +1,8 @@
 """Plain tool functions, written once against pytest_nucleo and no framework.
 
-``test_frameworks.py`` serves these same functions through MCP, pydantic-ai, LangChain and the
-OpenAI Agents SDK, unchanged, and shows the model reads the same text through each.
+``test_frameworks.py`` serves these same functions through every framework with an adapter
+(MCP, pydantic-ai, LangChain, the OpenAI Agents SDK, Anthropic's tool runner, LlamaIndex, Google
+ADK and CrewAI), unchanged, and shows the model reads the same text through each.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The same tool module under every framework with an adapter: the model reads the same text.
 
-Each framework comes with its adapter's extra (the `frameworks` extra brings them all); one whose
-extra is missing skips alone, saying which to install.
+Each framework comes with its adapter's extra (the `frameworks` extra brings them all but
+CrewAI, whose extra needs an environment of its own); one whose extra is missing skips alone,
+saying which to install.
 """
 
 from __future__ import annotations
@@ -73,20 +74,33 @@ def _google_adk() -> Callable[[ARGS], tuple[bool, str]]:
     return lambda args: _seen(google_adk.run_through_adk(tool, args))
 
 
+def _crewai() -> Callable[[ARGS], tuple[bool, str]]:
+    from pytest_nucleo.adapters import crewai
+
+    tool = crewai.crewai_tool(shop_tools.get_order)
+    return lambda args: _seen(crewai.run_through_crewai(tool, args))
+
+
 def _seen(received: object) -> tuple[bool, str]:
     return received.is_error, received.text  # type: ignore[attr-defined]
 
 
-# framework: (the module its extra installs, the extra, how to serve the tool through it)
+# framework: (the module its adapter needs, the extra, how to serve the tool through it). MCP's
+# is the server of mcp 2: CrewAI's environment has mcp 1 (see CREWAI below).
 FRAMEWORKS = {
-    "mcp": ("mcp", "mcp", _mcp),
+    "mcp": ("mcp.server.mcpserver", "mcp", _mcp),
     "pydantic-ai": ("pydantic_ai", "pydantic-ai", _pydantic_ai),
     "langchain": ("langchain_core", "langchain", _langchain),
     "openai-agents": ("agents", "openai-agents", _openai_agents),
     "anthropic": ("anthropic", "anthropic", _anthropic),
     "llama-index": ("llama_index.core", "llama-index", _llama_index),
     "google-adk": ("google.adk", "google-adk", _google_adk),
+    "crewai": ("crewai", "crewai", _crewai),
 }
+CREWAI = (
+    " (in an environment of its own: CrewAI pins older mcp, openai, httpx and pydantic than the "
+    "other frameworks' extras)"
+)
 
 
 def _installed(module: str) -> bool:
@@ -101,7 +115,10 @@ def through(request: pytest.FixtureRequest) -> Callable[[ARGS], tuple[bool, str]
     """(error flag, text the model receives) for one call through one framework."""
     module, extra, serve = FRAMEWORKS[request.param]
     if not _installed(module):
-        pytest.skip(f"{request.param} is not installed: pip install 'pytest-nucleo[{extra}]'")
+        apart = CREWAI if request.param == "crewai" else ""
+        pytest.skip(
+            f"{request.param} is not installed: pip install 'pytest-nucleo[{extra}]'{apart}"
+        )
     return serve()
 
 
