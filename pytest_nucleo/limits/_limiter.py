@@ -331,7 +331,9 @@ class RateLimiter:
         """:meth:`acquire` for asyncio: the wait is awaited, never blocking the loop."""
         takes = self._one if units == 1 and type(units) is int else self._takes(units)
         keeper = self._keeper
-        reserved = await keeper.areserve(takes)
+        # A keeper that never waits on I/O (this process's) is called, not awaited: building
+        # and running a coroutine costs about as much as the decision itself.
+        reserved = await keeper.areserve(takes) if keeper.is_async else keeper.reserve(takes)
         if type(reserved) is not tuple:
             raise reserved  # type: ignore[misc]  # a refusal: a fresh exception each time
         permit, wait, start = reserved
@@ -381,7 +383,11 @@ class RateLimiter:
 
     async def arecord_success(self, permit: Permit | None = None) -> None:
         """:meth:`record_success` for asyncio."""
-        await self._keeper.asucceed(permit)
+        keeper = self._keeper
+        if keeper.is_async:
+            await keeper.asucceed(permit)
+        else:
+            keeper.succeed(permit)  # called, not awaited: see aacquire
 
     def record_failure(self, failure: UpstreamFailure, permit: Permit | None = None) -> None:
         """The call admitted with ``permit`` failed upstream with ``failure``: slow down, open

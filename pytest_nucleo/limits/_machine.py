@@ -1,7 +1,8 @@
 """The rules of a limiter, once: admission, outcomes, throttle, circuit, holds, statistics.
 
-:class:`Rules` changes a :class:`LimiterState` at a time ``now`` that it is given; it never
-reads a clock, takes a lock or talks to a store. The in-process store runs these changes under
+:class:`Rules` changes a :class:`LimiterState` at a time ``now`` that it is given (a success,
+which needs the time only now and then, is given the clock to read when it does); it never
+takes a lock or talks to a store. The in-process store runs these changes under
 a lock, in place. The Redis store runs the same steps as a server-side script (``_step.lua``,
 the same names step for step), and the test suite holds the two together: every rule is
 tested against both stores, and a property test drives both with the same random calls.
@@ -223,7 +224,9 @@ class Rules:
 
     # --- outcomes -----------------------------------------------------------------------
 
-    def succeed(self, state: LimiterState, now: float, permit: int | None) -> None:
+    def succeed(self, state: LimiterState, now: Callable[[], float], permit: int | None) -> None:
+        """A success; ``now`` is the clock, read only when the throttle is up (the time tells
+        whether the upstream has been quiet): a success at the nominal rate reads no time."""
         circuit = state.circuit
         state.successes += 1
         if permit is not None and permit < 0:
@@ -236,7 +239,7 @@ class Rules:
         if state.level <= 0.0:
             return
         s = self.s
-        if now - state.quiet_from >= s.quiet_seconds:
+        if now() - state.quiet_from >= s.quiet_seconds:
             self._set_level(state, state.level - s.quiet_recovery_step)
             return
         state.successes_toward_step += 1
