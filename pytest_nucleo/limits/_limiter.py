@@ -314,6 +314,8 @@ class RateLimiter:
         takes = self._one if units == 1 and type(units) is int else self._takes(units)
         keeper = self._blocking
         reserved = keeper.reserve(takes)
+        if type(reserved) is int:
+            return reserved  # type: ignore[return-value]  # Permit(reserved), without its cost
         if type(reserved) is not tuple:
             raise reserved  # type: ignore[misc]  # a refusal: a fresh exception each time
         permit, wait, start = reserved
@@ -334,6 +336,8 @@ class RateLimiter:
         # A keeper that never waits on I/O (this process's) is called, not awaited: building
         # and running a coroutine costs about as much as the decision itself.
         reserved = await keeper.areserve(takes) if keeper.is_async else keeper.reserve(takes)
+        if type(reserved) is int:
+            return reserved  # type: ignore[return-value]  # Permit(reserved), without its cost
         if type(reserved) is not tuple:
             raise reserved  # type: ignore[misc]  # a refusal: a fresh exception each time
         permit, wait, start = reserved

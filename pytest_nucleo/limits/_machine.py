@@ -22,8 +22,9 @@ from ._refusal import LimiterRefusalException, RefusalReason
 from ._state import LimiterState
 from ._window import Budget, SlidingWindow
 
-Reservation = tuple[int, float, float]
-"""A permit, the seconds to wait before the call, and the start the window reserved."""
+Reservation = int | tuple[int, float, float]
+"""A permit alone, for a call that starts now; or a permit, the seconds to wait before the
+call and the start the window reserved."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -136,10 +137,11 @@ class Rules:
         """:attr:`reserve` for a limiter of one budget, the common case, without loops: on the
         path of every admission, so each step here is paid for by every call."""
         units = takes[0]
-        if units > self.capacity:
-            return self.refuse(state, "too-large", 0.0, budget=self.main, units=units)
-        if not units:
-            return self._reserve_many(state, now, takes)  # a take of nothing: no window
+        if units != 1:  # one unit always fits: every budget holds at least one
+            if units > self.capacity:
+                return self.refuse(state, "too-large", 0.0, budget=self.main, units=units)
+            if not units:
+                return self._reserve_many(state, now, takes)  # a take of nothing: no window
         circuit = state.circuit
         if circuit.state == CLOSED:
             permit = circuit.epoch
@@ -148,7 +150,8 @@ class Rules:
             if isinstance(probe, LimiterRefusalException):
                 return probe
             permit = probe
-        span = self.span * (1.0 + state.level)
+        level = state.level
+        span = self.span if level == 0.0 else self.span * (1.0 + level)
         window = state.windows[0]
         start = window.take(
             now, units, span, self.widest_main, self.capacity, state.blocked_until, self.max_wait
@@ -158,6 +161,8 @@ class Rules:
             return self._too_long(state, permit, paced, max(paced, state.blocked_until) - now)
         if permit < 0:
             circuit.probe_started = start  # the probe's time runs from its admission
+        if start == now:
+            return permit  # the common case: no wait to tell, and no tuple to build for it
         return permit, start - now, start
 
     def _permit(self, state: LimiterState, now: float) -> int | LimiterRefusalException:
