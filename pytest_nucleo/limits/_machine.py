@@ -134,8 +134,8 @@ class Rules:
     def _reserve_one(
         self, state: LimiterState, now: float, takes: tuple[int, ...]
     ) -> Reservation | LimiterRefusalException:
-        """:attr:`reserve` for a limiter of one budget, the common case, without loops: on the
-        path of every admission, so each step here is paid for by every call."""
+        """:attr:`reserve` for a limiter of one budget, the common case: on the path of every
+        admission, so each step here is paid for by every call."""
         units = takes[0]
         if units != 1:  # one unit always fits: every budget holds at least one
             if units > self.capacity:
@@ -153,10 +153,10 @@ class Rules:
         level = state.level
         span = self.span if level == 0.0 else self.span * (1.0 + level)
         widest, capacity = self.widest_main, self.capacity
-        # The window's take, inlined for speed (the calls of SlidingWindow.take and .add cost a
-        # tenth of an admission): forget the takes that can never count again (as
-        # SlidingWindow.earliest does), then start now, or in turn after the last take, or
-        # when enough units have left the window (earliest's walk).
+        # The window's part, done here for speed (calls into the window cost a tenth of an
+        # admission): forget the takes that can never count again (as SlidingWindow.earliest
+        # does), then start now, or in turn after the last take, or, with the window full,
+        # when enough units have left it (earliest's walk); then add the take (as .add does).
         window = state.windows[0]
         queue, total = window.takes, window.total
         while queue:
