@@ -1,33 +1,44 @@
 """Limiter admission and refusal costs, as ratios against baselines measured in the same run.
 
     python bench/bench_limits.py
+    python bench/bench_limits.py --instructions
 
-R1  sync admission on a closed circuit, one budget (acquire + record_success) vs an
-    uncontended ``with threading.Lock():`` block; target median <= 6x. Then the same
-    admission with a window of 10 against one of 10,000 ``max_requests`` (8,000 takes inside
-    it), and on one of 10 against one of 1,000 live limiters (taken in turn): both ratios
-    should stay near 1.
-R2  the same with ``await aacquire()`` vs an uncontended ``async with asyncio.Lock():``;
-    target median <= 4x.
+Sync admission on a closed circuit, one budget (``record_success(acquire())``, what a caller
+pays per call) vs an uncontended ``with threading.Lock():`` block; goal: median <= 6x. Then
+the same admission with a window of 10 against one of 10,000 ``max_requests`` (8,000 takes
+inside it), and on one of 10 against one of 1,000 live limiters (taken in turn): both ratios
+should stay near 1.
+
+Async admission, the same awaited as ``arun_tool`` does it
+(``await arecord_success(await aacquire())``) vs an uncontended ``async with asyncio.Lock():``;
+goal: median <= 4x.
+
 Beside them, the nearest operation of other libraries, against the same lock: a call through
 pybreaker's CircuitBreaker, a hit on ``limits``' in-memory moving window, pyrate-limiter's
 ``try_acquire``, and (async) ``async with`` aiolimiter's AsyncLimiter. They do less or
-other than a RateLimiter (no circuit, or no window); they are context, not targets.
-R3  a refusal by an open circuit, as the model-facing ToolResult from run_tool; target median
-    <= 15 us. Then 10,000 refusals: traceback depth and traced memory must not grow.
+other than a RateLimiter (no circuit, or no window); they are context, not goals.
 
-``--instructions`` counts instead the CPU instructions of R1's two operations under valgrind
-(callgrind), which a loaded machine does not move: each run once with 20,000 operations and
-once with none, the difference divided by 20,000 (needs valgrind on the PATH).
+A refusal by an open circuit, as the model-facing ToolResult from run_tool; goal: median
+<= 15 us. Then 10,000 refusals: traceback depth and traced memory must not grow.
 
-Medians of several repeats; the machine is shared and noisy, so read the ratios, not the
-absolute times; the load average is printed with them. Timing lives here only, never in the
-test suite. The comparisons need the ``bench`` extra (``pip install -e '.[bench]'``).
+``--instructions`` counts instead the CPU instructions of the sync and async admissions and
+of their locks under valgrind (callgrind), which a loaded machine does not move: each run once
+with 20,000 operations and once with none, the difference divided by 20,000 (needs valgrind
+on the PATH).
+
+Each operation and its baseline are timed in turns (baseline, operation, baseline, ...), so
+a change of load in the middle of the run moves both alike; medians of the repeats. Times are
+the measuring thread's CPU time (``time.thread_time``): on a machine shared with other work,
+the time slices given to other processes are not the operation's cost (on a quiet machine the
+two are the same). The machine is shared and noisy: read the ratios, not the absolute times;
+the load average is printed with them. Timing lives here only, never in the test suite. The comparisons need the
+``bench`` extra (``pip install -e '.[bench]'``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import gc
 import itertools
 import logging
@@ -40,16 +51,29 @@ import threading
 import time
 import timeit
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import pytest_nucleo as nucleo
 
 REPEATS = 15
+TIMER = time.thread_time  # CPU time: see the module's docstring
 
 
 def median_ns(stmt: Callable[[], object], number: int) -> float:
-    runs = timeit.repeat(stmt, number=number, repeat=REPEATS)
+    runs = timeit.Timer(stmt, timer=TIMER).repeat(number=number, repeat=REPEATS)
     return statistics.median(runs) / number * 1e9
+
+
+def paired_ns(
+    baseline: Callable[[], object], stmt: Callable[[], object], number: int
+) -> tuple[float, float]:
+    """Median ns of ``baseline`` and of ``stmt``, timed in turns."""
+    base, ours = [], []
+    for _ in range(REPEATS):
+        base.append(timeit.Timer(baseline, timer=TIMER).timeit(number))
+        ours.append(timeit.Timer(stmt, timer=TIMER).timeit(number))
+    return statistics.median(base) / number * 1e9, statistics.median(ours) / number * 1e9
 
 
 def closed_limiter() -> nucleo.RateLimiter:
@@ -76,54 +100,70 @@ def admission(limiter: nucleo.RateLimiter) -> Callable[[], None]:
     return admit
 
 
-def r1() -> tuple[float, float]:
-    return median_ns(lock_baseline(), 200_000), median_ns(admission(closed_limiter()), 200_000)
+def sync_admission() -> tuple[float, float]:
+    return paired_ns(lock_baseline(), admission(closed_limiter()), 20_000)
 
 
-def r2() -> tuple[float, float]:
-    limiter = closed_limiter()
-    number = 50_000
+AsyncOperation = Callable[[int], Coroutine[Any, Any, None]]
+"""A coroutine function running its operation so many times."""
+
+
+def async_lock_baseline() -> AsyncOperation:
+    lock = asyncio.Lock()
+
+    async def baseline(number: int) -> None:
+        for _ in range(number):
+            async with lock:
+                pass
+
+    return baseline
+
+
+def async_admission_of(limiter: nucleo.RateLimiter) -> AsyncOperation:
+    aacquire, asuccess = limiter.aacquire, limiter.arecord_success
+
+    async def admissions(number: int) -> None:
+        for _ in range(number):
+            await asuccess(await aacquire())
+
+    return admissions
+
+
+def async_paired_ns(
+    baseline: AsyncOperation, operation: AsyncOperation, number: int
+) -> tuple[float, float]:
+    """Median ns of ``baseline`` and of ``operation``, run in turns on one event loop."""
 
     async def measure() -> tuple[float, float]:
-        lock = asyncio.Lock()
-
-        async def baseline() -> None:
-            for _ in range(number):
-                async with lock:
-                    pass
-
-        async def admission() -> None:
-            aacquire, success = limiter.aacquire, limiter.record_success
-            for _ in range(number):
-                success(await aacquire())
-
         base, ours = [], []
         for _ in range(REPEATS):
-            start = time.perf_counter()
-            await baseline()
-            base.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            await admission()
-            ours.append(time.perf_counter() - start)
-        return (
-            statistics.median(base) / number * 1e9,
-            statistics.median(ours) / number * 1e9,
-        )
+            start = TIMER()
+            await baseline(number)
+            base.append(TIMER() - start)
+            start = TIMER()
+            await operation(number)
+            ours.append(TIMER() - start)
+        return statistics.median(base) / number * 1e9, statistics.median(ours) / number * 1e9
 
     return asyncio.run(measure())
 
 
-def r1_window() -> tuple[float, float]:
-    """One admission with 10 takes in the window against one with 8,000 of 10,000."""
+def async_admission() -> tuple[float, float]:
+    return async_paired_ns(async_lock_baseline(), async_admission_of(closed_limiter()), 10_000)
+
+
+def window_sizes() -> tuple[float, float]:
+    """An admission on a window of 10 (nearly empty) against one on a window of 10,000 that
+    holds 8,000 takes."""
     small = nucleo.RateLimiter("small", max_requests=10, window_seconds=1e-6)
     large = nucleo.RateLimiter("large", max_requests=10_000, window_seconds=3600)
     for _ in range(8_000):
         large.acquire()
     number = 100  # 15 repeats: 1,500 more takes, still under the 10,000
-    return median_ns(admission(small), number), median_ns(admission(large), number)
+    return paired_ns(admission(small), admission(large), number)
 
 
-def r1_live() -> tuple[float, float]:
+def live_limiters() -> tuple[float, float]:
     """Admissions on 10 limiters in turn against 1,000 in turn (all alive)."""
 
     def in_turn(count: int) -> Callable[[], None]:
@@ -134,18 +174,20 @@ def r1_live() -> tuple[float, float]:
         turn = itertools.cycle(admits)
         return lambda: next(turn)()
 
-    few, many = in_turn(10), in_turn(1_000)
-    return median_ns(few, 100_000), median_ns(many, 100_000)
+    return paired_ns(in_turn(10), in_turn(1_000), 20_000)
 
 
-def others() -> dict[str, float]:
-    """The nearest sync operation of other libraries, in ns (missing ones left out)."""
-    found: dict[str, float] = {}
+def others() -> dict[str, tuple[float, float]]:
+    """The nearest sync operation of other libraries, in ns, each timed in turns with the lock
+    (missing libraries left out)."""
+    found: dict[str, tuple[float, float]] = {}
     try:
         import pybreaker
 
         breaker = pybreaker.CircuitBreaker(fail_max=5, reset_timeout=60)
-        found["pybreaker CircuitBreaker.call"] = median_ns(lambda: breaker.call(int), 50_000)
+        found["pybreaker CircuitBreaker.call"] = paired_ns(
+            lock_baseline(), lambda: breaker.call(int), 20_000
+        )
     except ImportError:
         pass
     try:
@@ -153,8 +195,8 @@ def others() -> dict[str, float]:
 
         window = strategies.MovingWindowRateLimiter(storage.MemoryStorage())
         item = parse("1000000/second")
-        found["limits moving window (memory) hit"] = median_ns(
-            lambda: window.hit(item, "bench"), 20_000
+        found["limits moving window (memory) hit"] = paired_ns(
+            lock_baseline(), lambda: window.hit(item, "bench"), 5_000
         )
     except ImportError:
         pass
@@ -162,31 +204,28 @@ def others() -> dict[str, float]:
         from pyrate_limiter import Duration, Limiter, Rate
 
         pyrate = Limiter(Rate(10**9, Duration.SECOND))
-        found["pyrate-limiter try_acquire"] = median_ns(lambda: pyrate.try_acquire("b"), 5_000)
+        found["pyrate-limiter try_acquire"] = paired_ns(
+            lock_baseline(), lambda: pyrate.try_acquire("b"), 5_000
+        )
     except ImportError:
         pass
     return found
 
 
-def aiolimiter_ns() -> float | None:
+def aiolimiter_ns() -> tuple[float, float] | None:
+    """``async with`` aiolimiter's AsyncLimiter, timed in turns with the asyncio lock."""
     try:
         from aiolimiter import AsyncLimiter
     except ImportError:
         return None
-    number = 20_000
+    limiter = AsyncLimiter(10**9, 1)
 
-    async def measure() -> float:
-        limiter = AsyncLimiter(10**9, 1)
-        runs = []
-        for _ in range(REPEATS):
-            start = time.perf_counter()
-            for _ in range(number):
-                async with limiter:
-                    pass
-            runs.append(time.perf_counter() - start)
-        return statistics.median(runs) / number * 1e9
+    async def entries(number: int) -> None:
+        for _ in range(number):
+            async with limiter:
+                pass
 
-    return asyncio.run(measure())
+    return async_paired_ns(async_lock_baseline(), entries, 10_000)
 
 
 def open_tool(clock: nucleo.Clock | None = None) -> Callable[[], object]:
@@ -216,7 +255,7 @@ def depth(exc: BaseException | None) -> int:
     return count
 
 
-def r3() -> tuple[float, float, list[int], list[int]]:
+def refusals() -> tuple[float, float, list[int], list[int]]:
     call = open_tool()
     assert call().is_error  # type: ignore[attr-defined]
     package_logger = logging.getLogger("pytest_nucleo")
@@ -249,8 +288,23 @@ def r3() -> tuple[float, float, list[int], list[int]]:
     return with_logging, silent, depths, readings
 
 
+OPERATIONS = {
+    "lock": "threading.Lock",
+    "admission": "sync admission + success",
+    "async-lock": "asyncio.Lock",
+    "async-admission": "async admission + success",
+}
+"""What --instructions counts, by the name --operation takes."""
+
+
 def run_operation(which: str, count: int) -> None:
-    """``count`` of R1's ``which`` operation ("lock" or "admission"), for --instructions."""
+    """``count`` of the ``which`` operation (one of :data:`OPERATIONS`), for --instructions."""
+    if which.startswith("async-"):
+        run = (
+            async_lock_baseline() if which == "async-lock" else async_admission_of(closed_limiter())
+        )
+        asyncio.run(run(count + 1))
+        return
     operation = lock_baseline() if which == "lock" else admission(closed_limiter())
     operation()
     for _ in range(count):
@@ -269,8 +323,27 @@ def instructions(which: str, count: int = 20_000) -> float:
     return (counted(count) - counted(0)) / count
 
 
+def print_instructions() -> None:
+    # Two at a time: the counts do not depend on the load, only the waiting does.
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        counts = dict(zip(OPERATIONS, pool.map(instructions, OPERATIONS), strict=True))
+    for base, operation in (("lock", "admission"), ("async-lock", "async-admission")):
+        ours, theirs = counts[operation], counts[base]
+        print(
+            f"instructions, {OPERATIONS[operation]:26s}: {ours:8.0f} vs {OPERATIONS[base]:15s}"
+            f" {theirs:6.0f}  ratio {ours / theirs:5.2f}x"
+        )
+
+
 def load() -> str:
     return "load average " + " ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def ratio_line(name: str, ours: float, base: str, theirs: float, goal: str) -> str:
+    return (
+        f"{name:36s}: {ours:8.0f} ns  vs {base:15s} {theirs:6.0f} ns  ratio {ours / theirs:5.2f}x"
+        f"  {goal}"
+    )
 
 
 def main() -> None:
@@ -278,40 +351,38 @@ def main() -> None:
     logging.getLogger("pytest_nucleo").propagate = False
     print(load())
 
-    lock_ns, sync_ns = r1()
+    lock_ns, sync_ns = sync_admission()
     print(
-        f"R1 sync admission + success : {sync_ns:8.0f} ns  vs threading.Lock {lock_ns:6.0f} ns"
-        f"  ratio {sync_ns / lock_ns:5.1f}x  (target <= 6x)"
+        ratio_line("sync admission + success", sync_ns, "threading.Lock", lock_ns, "(goal <= 6x)")
     )
-    small_ns, large_ns = r1_window()
+    for name, (lock_ns, ns) in others().items():
+        print(ratio_line(f"  {name}", ns, "threading.Lock", lock_ns, ""))
+    alock_ns, async_ns = async_admission()
     print(
-        f"R1 window of 10 vs 10,000   : {small_ns:8.0f} ns  vs {large_ns:6.0f} ns (8,000 takes)"
-        f"  ratio {large_ns / small_ns:5.2f}x  (target ~1)"
-    )
-    few_ns, many_ns = r1_live()
-    print(
-        f"R1 10 vs 1,000 live limiters: {few_ns:8.0f} ns  vs {many_ns:6.0f} ns"
-        f"  ratio {many_ns / few_ns:5.2f}x  (target ~1)"
-    )
-    for name, ns in others().items():
-        print(f"   {name:34s}: {ns:8.0f} ns  ratio to the lock {ns / lock_ns:5.1f}x")
-    alock_ns, async_ns = r2()
-    print(
-        f"R2 async admission + success: {async_ns:8.0f} ns  vs asyncio.Lock   {alock_ns:6.0f} ns"
-        f"  ratio {async_ns / alock_ns:5.1f}x  (target <= 4x)"
+        ratio_line("async admission + success", async_ns, "asyncio.Lock", alock_ns, "(goal <= 4x)")
     )
     aio = aiolimiter_ns()
     if aio is not None:
-        name = "aiolimiter async with AsyncLimiter"
-        print(f"   {name:34s}: {aio:8.0f} ns  ratio to asyncio.Lock {aio / alock_ns:5.1f}x")
-    logged_us, silent_us, depths, memory = r3()
+        alock_ns, ns = aio
+        print(ratio_line("  aiolimiter async with AsyncLimiter", ns, "asyncio.Lock", alock_ns, ""))
+    small_ns, large_ns = window_sizes()
     print(
-        f"R3 refusal as a ToolResult  : {logged_us:8.2f} us with its ERROR record built and "
+        f"{'window of 10 vs of 10,000':36s}: {small_ns:8.0f} ns  vs {large_ns:6.0f} ns"
+        f" (8,000 takes in it)  ratio {large_ns / small_ns:5.2f}x  (goal ~1)"
+    )
+    few_ns, many_ns = live_limiters()
+    print(
+        f"{'10 vs 1,000 live limiters':36s}: {few_ns:8.0f} ns  vs {many_ns:6.0f} ns"
+        f"  ratio {many_ns / few_ns:5.2f}x  (goal ~1)"
+    )
+    logged_us, silent_us, depths, memory = refusals()
+    print(
+        f"{'refusal as a ToolResult':36s}: {logged_us:8.2f} us with its ERROR record built and "
         f"handled (NullHandler); {silent_us:.2f} us with the package logger above ERROR"
-        "  (target <= 15 us)"
+        "  (goal <= 15 us)"
     )
     print(
-        "R3 0 / 10,000 / 20,000 refusals: traceback depth "
+        "0 / 10,000 / 20,000 refusals: traceback depth "
         + " / ".join(str(d) for d in depths)
         + "; traced memory "
         + " / ".join(f"{m / 1024:.1f} KiB" for m in memory)
@@ -323,10 +394,7 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--operation"]:
         run_operation(sys.argv[2], int(sys.argv[3]))
     elif sys.argv[1:2] == ["--instructions"]:
-        lock, admit = instructions("lock"), instructions("admission")
-        print(
-            f"R1 instructions: admission + success {admit:8.0f} vs threading.Lock {lock:6.0f}"
-            f"  ratio {admit / lock:5.1f}x"
-        )
+        print(load())
+        print_instructions()
     else:
         main()

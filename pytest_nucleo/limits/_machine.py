@@ -1,7 +1,8 @@
 """The rules of a limiter, once: admission, outcomes, throttle, circuit, holds, statistics.
 
-:class:`Rules` changes a :class:`LimiterState` at a time ``now`` that it is given; it never
-reads a clock, takes a lock or talks to a store. The in-process store runs these changes under
+:class:`Rules` changes a :class:`LimiterState` at a time ``now`` that it is given (a success,
+which needs the time only now and then, is given the clock to read when it does); it never
+takes a lock or talks to a store. The in-process store runs these changes under
 a lock, in place. The Redis store runs the same steps as a server-side script (``_step.lua``,
 the same names step for step), and the test suite holds the two together: every rule is
 tested against both stores, and a property test drives both with the same random calls.
@@ -21,8 +22,9 @@ from ._refusal import LimiterRefusalException, RefusalReason
 from ._state import LimiterState
 from ._window import Budget, SlidingWindow
 
-Reservation = tuple[int, float, float]
-"""A permit, the seconds to wait before the call, and the start the window reserved."""
+Reservation = int | tuple[int, float, float]
+"""A permit alone, for a call that starts now; or a permit, the seconds to wait before the
+call and the start the window reserved."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -132,13 +134,14 @@ class Rules:
     def _reserve_one(
         self, state: LimiterState, now: float, takes: tuple[int, ...]
     ) -> Reservation | LimiterRefusalException:
-        """:attr:`reserve` for a limiter of one budget, the common case, without loops: on the
-        path of every admission, so each step here is paid for by every call."""
+        """:attr:`reserve` for a limiter of one budget, the common case: on the path of every
+        admission, so each step here is paid for by every call."""
         units = takes[0]
-        if units > self.capacity:
-            return self.refuse(state, "too-large", 0.0, budget=self.main, units=units)
-        if not units:
-            return self._reserve_many(state, now, takes)  # a take of nothing: no window
+        if units != 1:  # one unit always fits: every budget holds at least one
+            if units > self.capacity:
+                return self.refuse(state, "too-large", 0.0, budget=self.main, units=units)
+            if not units:
+                return self._reserve_many(state, now, takes)  # a take of nothing: no window
         circuit = state.circuit
         if circuit.state == CLOSED:
             permit = circuit.epoch
@@ -147,16 +150,43 @@ class Rules:
             if isinstance(probe, LimiterRefusalException):
                 return probe
             permit = probe
-        span = self.span * (1.0 + state.level)
+        level = state.level
+        span = self.span if level == 0.0 else self.span * (1.0 + level)
+        widest, capacity = self.widest_main, self.capacity
+        # The window's part, done here for speed (calls into the window cost a tenth of an
+        # admission): forget the takes that can never count again (as SlidingWindow.earliest
+        # does), then start now, or in turn after the last take, or, with the window full,
+        # when enough units have left it (earliest's walk); then add the take (as .add does).
         window = state.windows[0]
-        start = window.take(
-            now, units, span, self.widest_main, self.capacity, state.blocked_until, self.max_wait
-        )
-        if start is None:  # too far: refused, nothing taken
-            paced = window.earliest(now, units, span, self.widest_main, self.capacity)
-            return self._too_long(state, permit, paced, max(paced, state.blocked_until) - now)
+        queue, total = window.takes, window.total
+        while queue:
+            begun, taken = queue[0]
+            if begun + widest <= now or (begun + span <= now and total - taken >= capacity):
+                queue.popleft()
+                total -= taken
+            else:
+                break
+        window.total = total
+        last = queue[-1][0] if queue else now
+        if total + units > capacity:
+            start = window.earliest(now, units, span, widest, capacity)
+        else:
+            start = now if now >= last else last
+        blocked = state.blocked_until
+        if start < blocked:
+            start = blocked
+        if start > now and start - now > self.max_wait:  # too far: refused, nothing taken
+            paced = window.earliest(now, units, span, widest, capacity)
+            return self._too_long(state, permit, paced, max(paced, blocked) - now)
+        window.total = total + units
+        if last == start and queue:
+            queue[-1] = (start, queue[-1][1] + units)  # takes that start together count together
+        else:
+            queue.append((start, units))
         if permit < 0:
             circuit.probe_started = start  # the probe's time runs from its admission
+        if start == now:
+            return permit  # the common case: no wait to tell, and no tuple to build for it
         return permit, start - now, start
 
     def _permit(self, state: LimiterState, now: float) -> int | LimiterRefusalException:
@@ -223,7 +253,9 @@ class Rules:
 
     # --- outcomes -----------------------------------------------------------------------
 
-    def succeed(self, state: LimiterState, now: float, permit: int | None) -> None:
+    def succeed(self, state: LimiterState, now: Callable[[], float], permit: int | None) -> None:
+        """A success; ``now`` is the clock, read only when the throttle is up (the time tells
+        whether the upstream has been quiet): a success at the nominal rate reads no time."""
         circuit = state.circuit
         state.successes += 1
         if permit is not None and permit < 0:
@@ -236,7 +268,7 @@ class Rules:
         if state.level <= 0.0:
             return
         s = self.s
-        if now - state.quiet_from >= s.quiet_seconds:
+        if now() - state.quiet_from >= s.quiet_seconds:
             self._set_level(state, state.level - s.quiet_recovery_step)
             return
         state.successes_toward_step += 1

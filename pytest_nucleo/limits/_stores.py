@@ -32,7 +32,8 @@ class StateKeeper(Protocol):
     """One limiter's state, wherever it lives, and the decisions made on it."""
 
     is_async: bool
-    """Whether its decisions must be awaited (a store on an asyncio client)."""
+    """Whether its decisions must be awaited (a store on an asyncio client). A keeper that says
+    no is called by its blocking methods even from asyncio code."""
 
     @property
     def fallbacks(self) -> int:
@@ -70,51 +71,64 @@ class LimiterStore(Protocol):
 
 class LocalState:
     """A limiter's state in its process, under one ``threading.Lock`` held only for the
-    bookkeeping (never across the tool call or a wait). Each decision reads the clock, takes
-    the lock and runs one rule on the state in place: admission is a few small calls."""
+    bookkeeping (never across the tool call or a wait). Each decision takes the lock, reads the
+    clock and runs one rule on the state in place: nothing is copied or versioned.
 
-    __slots__ = ("_lock", "_now", "_reserve", "rules", "state")
+    The clock is read under the lock, so the rules see the times of their decisions in the
+    order they are made. On the hot paths (admission and success) the lock is taken by
+    ``acquire()`` and ``release()`` in a ``try``/``finally`` rather than a ``with`` block: the
+    same guarantee, without the with-block's calls of ``__enter__`` and ``__exit__``, which
+    cost as much again as the lock itself. A :class:`RateLimiter` whose state is here takes
+    these two steps itself (see its ``acquire``)."""
+
+    __slots__ = ("lock", "now", "rules", "state")
     is_async = False
     fallbacks = 0
 
     def __init__(self, rules: Rules, clock: Clock) -> None:
         self.rules = rules
         self.state = rules.fresh()
-        self._now = clock.monotonic
-        self._reserve = rules.reserve
-        self._lock = threading.Lock()
+        self.now = clock.monotonic
+        """The clock's reading."""
+        self.lock = threading.Lock()
+        """Held for each decision on :attr:`state`, and only for it."""
 
     def reserve(self, takes: tuple[int, ...]) -> Reservation | LimiterRefusalException:
-        now = self._now()
-        with self._lock:
-            return self._reserve(self.state, now, takes)
+        lock = self.lock
+        lock.acquire()
+        try:
+            return self.rules.reserve(self.state, self.now(), takes)
+        finally:
+            lock.release()
 
     def unreserve(self, start: float, takes: tuple[int, ...]) -> None:
-        with self._lock:
+        with self.lock:
             self.rules.unreserve(self.state, start, takes)
 
     def succeed(self, permit: int | None) -> None:
-        now = self._now()
-        with self._lock:
-            self.rules.succeed(self.state, now, permit)
+        lock = self.lock
+        lock.acquire()
+        try:
+            # The clock, not a reading: a success needs the time only when the throttle is up.
+            self.rules.succeed(self.state, self.now, permit)
+        finally:
+            lock.release()
 
     def fail(self, failure: UpstreamFailure, permit: int | None) -> None:
-        now = self._now()
-        with self._lock:
-            self.rules.fail(self.state, now, failure, permit)
+        with self.lock:
+            self.rules.fail(self.state, self.now(), failure, permit)
 
     def release(self, permit: int | None, retry_after: float | None) -> None:
-        now = self._now()
-        with self._lock:
-            self.rules.release(self.state, now, permit, retry_after)
+        with self.lock:
+            self.rules.release(self.state, self.now(), permit, retry_after)
 
     def read(self, view: View[T]) -> T:
-        with self._lock:
+        with self.lock:
             return view(self.state)
 
     def refuse_unreachable(self, off_for: float) -> LimiterRefusalException:
         """The refusal of a store set to refuse while it cannot be reached (counted here)."""
-        with self._lock:
+        with self.lock:
             return self.rules.refuse(self.state, "unreachable", off_for)
 
     # An in-process decision never waits on I/O: the awaitable forms are the same calls.
@@ -143,7 +157,7 @@ class LocalState:
         """Start again from a fresh state. Permits handed out before stay stale: the
         circuit's epoch moves on and probe numbers keep counting."""
         fresh = self.rules.fresh()
-        with self._lock:
+        with self.lock:
             fresh.circuit.epoch = self.state.circuit.epoch + 1
             fresh.circuit.next_id = self.state.circuit.next_id
             self.state = fresh

@@ -3,7 +3,8 @@
 A :class:`Budget` is a capacity per window (requests per minute, tokens per minute, the calls
 one endpoint of a service allows). Its :class:`SlidingWindow` remembers the takes admitted
 inside the window, each a start time and a number of units, and answers the one question of
-admission: the earliest a take of ``n`` units may start.
+admission: the earliest a take of ``n`` units may start. (A limiter of one budget, the common
+case, asks it only when the window is full: it does the simple case itself, for speed.)
 """
 
 from __future__ import annotations
@@ -101,48 +102,6 @@ class SlidingWindow:
                 break
             start = max(start, begun + window)
             newer -= taken
-        return start
-
-    def take(
-        self,
-        now: float,
-        units: int,
-        window: float,
-        widest: float,
-        capacity: int,
-        not_before: float,
-        max_wait: float,
-    ) -> float | None:
-        """Take ``units`` at the earliest start the window allows (and not before
-        ``not_before``), if that is at most ``max_wait`` from ``now``: the start; None when it
-        is further (nothing taken). One budget's admission in one call: the
-        common path, so :meth:`earliest` and :meth:`add` are folded into it."""
-        takes = self.takes
-        total = self.total
-        while takes:  # forget what can never count again (see earliest)
-            begun, taken = takes[0]
-            if begun + widest <= now or (begun + window <= now and total - taken >= capacity):
-                takes.popleft()
-                total -= taken
-            else:
-                break
-        self.total = total
-        if not takes:
-            start = now
-        elif total + units <= capacity:
-            last = takes[-1][0]
-            start = now if now >= last else last
-        else:
-            start = self.earliest(now, units, window, widest, capacity)
-        if start < not_before:
-            start = not_before
-        if start - now > max_wait:
-            return None
-        self.total = total + units
-        if takes and takes[-1][0] == start:
-            takes[-1] = (start, takes[-1][1] + units)  # one entry for takes that start together
-        else:
-            takes.append((start, units))
         return start
 
     def add(self, start: float, units: int) -> None:
