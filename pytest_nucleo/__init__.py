@@ -83,7 +83,7 @@ if TYPE_CHECKING:
     )
     from .limits._failure import UpstreamFailure
     from .limits._limiter import LimiterStats, Permit, RateLimiter
-    from .limits._redis import RedisStore
+    from .limits._redis import RedisScriptError, RedisStore
     from .limits._refusal import LimiterRefusalException
     from .limits._window import Budget
 
@@ -139,6 +139,7 @@ _WHERE = {
     "QuotaExhaustedException": "_exceptions",
     "RateLimitRetryException": "_exceptions",
     "RateLimiter": "limits._limiter",
+    "RedisScriptError": "limits._redis",
     "RedisStore": "limits._redis",
     "ResourceNotFoundException": "_exceptions",
     "RetriesExhaustedException": "_runner",
@@ -227,6 +228,7 @@ __all__ = [
     "QuotaExhaustedException",
     "RateLimitRetryException",
     "RateLimiter",
+    "RedisScriptError",
     "RedisStore",
     "ResourceNotFoundException",
     "RetriesExhaustedException",

@@ -21,8 +21,13 @@ from _redis_server import RedisServer, unique_prefix
 from syrupy.assertion import SnapshotAssertion
 
 import pytest_nucleo as nucleo
-from pytest_nucleo import FakeClock, LimiterRefusalException, RateLimiter, RedisStore
-from pytest_nucleo.limits._redis import ScriptFailed
+from pytest_nucleo import (
+    FakeClock,
+    LimiterRefusalException,
+    RateLimiter,
+    RedisScriptError,
+    RedisStore,
+)
 
 OUTAGE = nucleo.UpstreamFailure("Shop API", "Service Unavailable", 503)
 SLOW_DOWN = nucleo.UpstreamFailure("GitHub", "slow down", 429, 30.0)
@@ -415,9 +420,11 @@ def test_a_key_of_another_type_is_raised_as_an_error_not_read_as_an_outage(
         store=RedisStore(client, prefix=prefix, clock=clock),
     )  # fmt: skip
     with caplog.at_level(logging.WARNING, logger="pytest_nucleo"):
-        with pytest.raises(ScriptFailed, match=r"Redis refused its decision on the key") as raised:
+        with pytest.raises(
+            RedisScriptError, match=r"Redis refused its decision on the key"
+        ) as raised:
             lim.acquire()
-        with pytest.raises(ScriptFailed, match="WRONGTYPE"):  # the next one too: no fallback
+        with pytest.raises(RedisScriptError, match="WRONGTYPE"):  # the next one too: no fallback
             lim.record_success()
     assert "a value of another type under that key" in str(raised.value)
     assert isinstance(raised.value.__cause__, redis.exceptions.ResponseError)
@@ -439,7 +446,7 @@ def test_a_script_that_fails_on_the_server_is_raised_sync_and_async(
         "shop", max_requests=5, window_seconds=60, clock=clock,
         store=RedisStore(redis_server.client(), prefix=unique_prefix(), clock=clock),
     )  # fmt: skip
-    with pytest.raises(ScriptFailed, match="attempt to index"):
+    with pytest.raises(RedisScriptError, match="attempt to index"):
         lim.acquire()  # NOSCRIPT first: loaded, then run, then raised
 
     async def main() -> None:
@@ -449,7 +456,7 @@ def test_a_script_that_fails_on_the_server_is_raised_sync_and_async(
                 "shop", max_requests=5, window_seconds=60, clock=clock,
                 store=RedisStore(client, prefix=unique_prefix(), clock=clock),
             )  # fmt: skip
-            with pytest.raises(ScriptFailed, match="attempt to index"):
+            with pytest.raises(RedisScriptError, match="attempt to index"):
                 await alim.arecord_success()
         finally:
             await client.aclose()

@@ -54,7 +54,7 @@ _STEP = (Path(__file__).parent / "_step.lua").read_text(encoding="utf-8")
 
 # Error replies that say what state the server is in (busy, loading, out of memory, a replica
 # or a failing-over primary, unable to persist), not what the script did: an outage, like a
-# lost connection. Any other error reply to the script is a bug, raised (see ``ScriptFailed``).
+# lost connection. Any other error reply to the script is a bug, raised (see ``RedisScriptError``).
 _SERVER_STATES = frozenset(
     {"BUSY", "LOADING", "MASTERDOWN", "MISCONF", "NOREPLICAS", "OOM", "READONLY", "TRYAGAIN",
      "CLUSTERDOWN"}
@@ -263,7 +263,7 @@ def _seconds(value: float | None) -> str:
     return "" if value is None else repr(float(value))
 
 
-class ScriptFailed(RuntimeError):
+class RedisScriptError(RuntimeError):
     """Redis answered a limiter's decision with an error that is no outage: a bug in the
     script, or a key of another type where the limiter's state belongs (another program
     writing under the store's prefix). Raised, never read as Redis being unreachable: deciding
@@ -382,7 +382,7 @@ class SharedState:
     def _failed(self, exc: BaseException) -> None:
         """An error of a decision: an outage (remembered), or a bug (raised)."""
         if not self.store.unreachable(exc):
-            raise ScriptFailed(
+            raise RedisScriptError(
                 f"rate limiter {self.rules.s.name!r}: Redis refused its decision on the key "
                 f"{self.key} ({type(exc).__name__}: {one_line(str(exc), 300)}). Redis was "
                 "reached, so the limiter does not decide alone: either another program keeps "
