@@ -380,6 +380,23 @@ def test_threads_share_the_stores_connections_one_per_decision_in_flight(
     assert 1 <= len(store._idle) <= 8  # kept for the next decisions, never more than in flight
 
 
+def test_a_kept_connection_the_server_closed_is_opened_again_not_read_as_an_outage(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The client retries nothing: only the store's own check can spare the decision.
+    client = redis_server.client()
+    store = RedisStore(client, prefix=unique_prefix())
+    lim = RateLimiter("shop", max_requests=100, window_seconds=60, store=store)
+    lim.record_success(lim.acquire())
+    assert len(store._idle) == 1
+    # Every other connection closed by the server, as a restart or its idle timeout would.
+    assert client.client_kill_filter(_type="normal", skipme=True) >= 1
+    with caplog.at_level(logging.WARNING, logger="pytest_nucleo"):
+        lim.record_success(lim.acquire())
+    assert (lim.stats().successes, lim.stats().fallbacks) == (2, 0)
+    assert not caplog.records
+
+
 def test_a_forked_child_opens_its_own_connections(redis_server: RedisServer) -> None:
     # In a fresh interpreter, so the fork happens with no other thread running.
     code = (

@@ -349,8 +349,9 @@ class RateLimiter:
         """:meth:`acquire` for asyncio: the wait is awaited, never blocking the loop."""
         takes = self._one if units is ONE else self._takes(units)
         keeper = self._keeper
-        # A keeper that never waits on I/O (this process's) is called, not awaited: building
-        # and running a coroutine costs about as much as the decision itself.
+        # A keeper whose store is not asyncio's is called, not awaited (building and running a
+        # coroutine costs about as much as the decision itself): this process's state never
+        # waits on I/O; a blocking Redis client's blocks the loop either way.
         reserved = await keeper.areserve(takes) if keeper.is_async else keeper.reserve(takes)
         if type(reserved) is int:
             return reserved  # type: ignore[return-value]  # Permit(reserved), without its cost

@@ -61,8 +61,9 @@ class Rules:
     )
 
     reserve: Callable[[LimiterState, float, tuple[int, ...]], Reservation | LimiterRefusalException]
-    """Admission: a permit, its wait and its start, after taking ``takes`` (units per budget,
-    in the limiter's order) from the windows; or the refusal, counted."""
+    """Admission: a permit alone when the call starts now, else the permit, its wait and its
+    start, after taking ``takes`` (units per budget, in the limiter's order) from the windows;
+    or the refusal, counted."""
 
     def __init__(self, settings: Settings) -> None:
         self.s = settings

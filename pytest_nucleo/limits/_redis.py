@@ -3,9 +3,9 @@
 Each decision is one round trip: a server-side script (``_step.lua``, sent with ``EVALSHA``
 and loaded again when the server answers ``NOSCRIPT``) reads the state, runs one step of the
 rules on it and writes it back, atomically, on the server's clock (its ``TIME``, read inside
-the script). So hosts whose clocks differ agree, no process works on a stale copy, and a
-decision never retries; a ``clock`` given to the store (a FakeClock in tests) replaces the
-server's clock.
+the script). So hosts whose clocks differ agree, no process works on a stale copy, and the
+store never sends a decision twice (a client's own ``retry`` may); a ``clock`` given to the
+store (a FakeClock in tests) replaces the server's clock.
 
 A decision's cost is a ``PING``'s round trip plus what the script and this module add, so
 both are kept small: the arguments that never change (the script's digest, the key, the
@@ -196,6 +196,16 @@ class RedisStore:
             connection = self._idle.pop()
         except IndexError:
             connection = self._connection()
+        else:
+            # What the pool checks before it hands a connection out (a few microseconds): a
+            # server that closed it meanwhile (restarted, an idle timeout, CLIENT KILL) left it
+            # readable; it reconnects when used, so that is no outage.
+            try:
+                stale = connection.can_read()
+            except self.errors:
+                stale = True
+            if stale:
+                connection.disconnect()
         try:
             return connection.retry.call_with_retry(
                 lambda: self._exchange(connection, frame), lambda _: connection.disconnect()

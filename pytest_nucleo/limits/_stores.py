@@ -89,7 +89,7 @@ class LocalState:
         self.rules = rules
         self.state = rules.fresh()
         self.now = clock.monotonic
-        """The clock's reading."""
+        """The clock's ``monotonic`` function, read under :attr:`lock`."""
         self.lock = threading.Lock()
         """Held for each decision on :attr:`state`, and only for it."""
 
