@@ -94,7 +94,11 @@ def _crewai(path: str) -> Callable[[dict[str, str]], tuple[bool, str]]:
         from pytest_nucleo.adapters.crewai import run_through_crewai
 
         received = run_through_crewai(tool("fetch_order")(PLAIN), args, path=path)  # type: ignore[arg-type]
-        return False, received.text  # neither the tool message nor the observation has a flag
+        # A flag would be a key of the tool message beyond the plain ones (ReAct has no tool
+        # message: its observation is the model's own text, continued).
+        plain = {"role", "tool_call_id", "name", "content"}
+        tool_messages = [m for m in received.messages if m.get("role") == "tool"]
+        return any(set(m) - plain for m in tool_messages), received.text
 
     return measure
 
