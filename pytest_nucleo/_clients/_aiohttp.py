@@ -10,7 +10,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from pytest_nucleo._chain import iter_chain
 
-from . import ResponseView, TransportSeen, UndecodedAnswer, frames_of
+from . import ResponseView, Seen, TransportSeen, UndecodedAnswer, frames_of
 from ._httpx_api import caused_by_tls
 from ._kinds import Transport
 
@@ -58,7 +58,7 @@ def _call_of(exc: BaseException) -> TransportSeen | None:
     return TransportSeen(Transport.OTHER, url=str(url)) if url is not None else None
 
 
-def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None:
+def transport_failure(exc: BaseException) -> Seen | None:
     if type(exc) is a.ClientResponseError and not _unparsable(exc):
         # raise_for_status(): a status was received
         info: Any = exc.request_info

@@ -169,7 +169,7 @@ def start_mocker(mocker: type[Mocker]) -> None:
                     replacement = _replacements[key] = mocker.mock(original)  # type: ignore[no-untyped-call]
                 patch = _Swap(owner, method, original, replacement)
                 patch.start()
-                mocker._patches.append(patch)
+                mocker._patches.append(patch)  # type: ignore[arg-type]  # stop() is all it calls
 
 
 # A respx wrapper depends only on its mocker and the method it wraps (it finds the routers when

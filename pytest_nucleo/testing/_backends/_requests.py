@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 import requests
@@ -62,8 +63,9 @@ _shared: list[responses.RequestsMock] = []
 def _mock() -> responses.RequestsMock:
     if not _shared:
         mock = responses.RequestsMock(assert_all_requests_are_fired=False)
+        answer: Callable[[requests.PreparedRequest], Any] = _answer  # headers as a list: kept
         for method in _METHODS:
-            mock.add_callback(method, _ANY_URL, callback=_answer, content_type=None)
+            mock.add_callback(method, _ANY_URL, callback=answer, content_type=None)
         _shared.append(mock)
     return _shared[0]
 
