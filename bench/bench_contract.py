@@ -2,22 +2,28 @@
 
     python bench/bench_contract.py [--rounds N]
 
-P4  the whole ToolContract matrix for one tool: the time its tests take (setup, call and
-    teardown, first-use imports included) in a session, beside as many bare tests in the same
+One tool's matrix: the time the whole ToolContract matrix of one tool takes beyond session
+    start, that is from its first test's setup to its last test's teardown (every phase of
+    every test, summed), in wall time and in CPU time; beside it, as many bare tests in the same
     session that each assert one syrupy snapshot (pytest's and syrupy's own per-test cost, the
-    floor of any matrix made of separate tests). Then 50 tools vs 10 tools: collection (where
-    the matrices are generated) plus every test (linear would be 5). Both are summed inside the
-    sessions, because whole sessions here vary by more than these differences.
-P6  ms per generated scenario in a @given test over fetch_scenarios(), beside the same test
-    over st.integers() as the baseline (hypothesis' own per-example cost); health checks on.
+    floor of any matrix made of separate tests). The fakes of the clients imported by then are
+    loaded while the contract is collected, which is session start: what that adds to
+    collection is printed too, against the same session without the contract.
+50 tools vs 10 tools: collection (where the matrices are generated) plus every test (linear
+    would be 5). Both are summed inside the sessions, because whole sessions here vary by more
+    than these differences.
+Generated scenarios: ms per example in a @given test over fetch_scenarios(), beside the same
+    test over st.integers() as the baseline (hypothesis' own per-example cost); health checks on.
 
-Medians over rounds of pytest sessions in subprocesses.
+Medians over rounds of pytest sessions in subprocesses. The machine's load average is printed
+before and after: on a shared machine, read the CPU times and the ratios.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -54,8 +60,8 @@ def test_bare(n, snapshot):
     assert f"text {{n}}" == snapshot
 """
 
-# Sums the time of each test module's tests (every phase), and collection's, into
-# durations.json.
+# Sums the time of each test module's tests (every phase, wall and CPU), and collection's,
+# into durations.json.
 TIMING_CONFTEST = """
 import collections, json, time
 import pytest
@@ -64,11 +70,20 @@ spent = collections.Counter()
 
 @pytest.hookimpl(wrapper=True)
 def pytest_collection(session):
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     try:
         return (yield)
     finally:
         spent["collection"] += time.perf_counter() - start
+        spent["collection cpu"] += time.process_time() - cpu
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    cpu = time.process_time()
+    try:
+        return (yield)
+    finally:
+        spent[item.nodeid.split("::")[0] + " cpu"] += time.process_time() - cpu
 
 def pytest_runtest_logreport(report):
     spent[report.nodeid.split("::")[0]] += report.duration
@@ -77,6 +92,10 @@ def pytest_sessionfinish(session):
     with open("durations.json", "w") as file:
         json.dump(spent, file)
 """
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def project(root: Path, name: str, modules: dict[str, str]) -> Path:
@@ -97,7 +116,7 @@ def contracts(root: Path, name: str, count: int) -> Path:
 
 def module_ms(folder: Path, rounds: int) -> dict[str, float]:
     """Median time of each test module's tests (and of collection), in ms, over ``rounds``
-    sessions."""
+    sessions: wall time, and CPU time under the name plus `` cpu``."""
     samples: dict[str, list[float]] = {}
     for _ in range(rounds):
         session(folder)
@@ -131,34 +150,54 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     rounds = parser.parse_args().rounds
 
+    print(f"before: {load()}")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         scenarios = len(contract_matrix("fetch", valid_response=respond(200)))
-        timed = project(
-            root,
-            "timed",
-            {
-                # Runs first (modules run in name order), so syrupy's first-use cost is
-                # counted against neither module compared.
-                "test_0_warmup": BARE.format(count=1),
-                "test_bare": BARE.format(count=scenarios),
-                "test_contracts": HEADER + CONTRACT.format(n=0),
-            },
-        )
-        spent = module_ms(timed, 3 * rounds)
-        one, bare = spent["test_contracts.py"], spent["test_bare.py"]
+        modules = {
+            # Runs first (modules run in name order), so syrupy's first-use cost is
+            # counted against neither module compared.
+            "test_0_warmup": BARE.format(count=1),
+            "test_bare": BARE.format(count=scenarios),
+        }
+        timed = project(root, "timed", {**modules, "test_contracts": HEADER + CONTRACT.format(n=0)})
+        without = project(root, "without", modules)
+        spent, alone = {}, {}
+        for _ in range(rounds):  # interleaved, so drift on a noisy machine hits both alike
+            for name, value in module_ms(timed, 3).items():
+                spent.setdefault(name, []).append(value)
+            for name, value in module_ms(without, 3).items():
+                alone.setdefault(name, []).append(value)
+        median = {name: statistics.median(values) for name, values in spent.items()}
+        one, bare = median["test_contracts.py"], median["test_bare.py"]
+        one_cpu, bare_cpu = median["test_contracts.py cpu"], median["test_bare.py cpu"]
         print(
-            f"P4 one tool's matrix ({scenarios} tests): {one:.0f} ms in the session "
-            f"(target < 40 ms); {scenarios} bare snapshot tests: {bare:.0f} ms, "
-            f"ratio {one / bare:.2f}"
+            f"one tool's contract matrix ({scenarios} tests), beyond session start: "
+            f"{one:.0f} ms wall, {one_cpu:.0f} ms CPU (target <= 40 ms); "
+            f"{scenarios} bare snapshot tests: {bare:.0f} ms wall, {bare_cpu:.0f} ms CPU; "
+            f"ratio {one / bare:.2f} wall, {one_cpu / bare_cpu:.2f} CPU"
         )
-        ten, fifty = (
-            sum(module_ms(contracts(root, f"tools{n}", n), 3 * rounds).values()) / 1000
-            for n in (10, 50)
+        added, added_cpu = (
+            median[key] - statistics.median(alone[key]) for key in ("collection", "collection cpu")
         )
         print(
-            f"P4 50 tools vs 10 tools (collection and tests): {fifty:.2f} s vs {ten:.2f} s, "
-            f"ratio {fifty / ten:.2f} (target <= 5.5)"
+            f"  its collection (the matrix generated, the fakes of the imported clients "
+            f"loaded) adds {added:.0f} ms wall, {added_cpu:.0f} ms CPU to session start"
+        )
+        fleets = {n: contracts(root, f"tools{n}", n) for n in (10, 50)}
+        wall: dict[int, list[float]] = {10: [], 50: []}
+        cpu: dict[int, list[float]] = {10: [], 50: []}
+        for _ in range(3 * rounds):  # interleaved, so drift on a noisy machine hits both alike
+            for n, folder in fleets.items():
+                sums = module_ms(folder, 1)
+                wall[n].append(sum(v for k, v in sums.items() if not k.endswith(" cpu")) / 1000)
+                cpu[n].append(sum(v for k, v in sums.items() if k.endswith(" cpu")) / 1000)
+        ten, fifty = (statistics.median(wall[n]) for n in (10, 50))
+        ten_cpu, fifty_cpu = (statistics.median(cpu[n]) for n in (10, 50))
+        print(
+            f"50 tools vs 10 tools (collection and tests): {fifty:.2f} s vs {ten:.2f} s wall, "
+            f"ratio {fifty / ten:.2f}; {fifty_cpu:.2f} s vs {ten_cpu:.2f} s CPU, "
+            f"ratio {fifty_cpu / ten_cpu:.2f} (target <= 5.5)"
         )
 
     examples = 300
@@ -167,9 +206,10 @@ def main() -> None:
         generation_ms("nst.fetch_scenarios()", examples) for _ in range(rounds)
     )
     print(
-        f"P6 per generated scenario: {scenario:.3f} ms vs {baseline:.3f} ms per st.integers() "
+        f"per generated scenario: {scenario:.3f} ms vs {baseline:.3f} ms per st.integers() "
         f"example, ratio {scenario / baseline:.2f} (target <= 1.5 ms per scenario)"
     )
+    print(f"after: {load()}")
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ def median_us(call: Callable[[], object], rounds: int = 15, number: int = 200) -
 
 
 def main() -> None:
-    print("R4: response -> exception mapping (http_exception, status 503), median of 15 x 200")
+    print("response -> exception mapping (http_exception, status 503), median of 15 x 200")
     print(f"{'body':<6} {'64 KiB':>10} {'10 MB':>10} {'ratio':>7}")
     for name, make, content_type in [
         ("text", text_body, "text/plain"),

@@ -2,13 +2,14 @@
 
     python bench/bench_plugin.py [--rounds N]
 
-P1  importing the pytest11 module after pytest and httpx, in milliseconds (median).
-P2  a one-test session with the plugin installed but unused, vs the same session with
+Plugin import: importing the pytest11 module after pytest and httpx, in milliseconds
+    (median).
+Installed but unused: a one-test session with the plugin, vs the same session with
     ``-p no:nucleo``.
-P3  500 tests each doing one faked failing call + fails_with + a text snapshot, vs the same
-    500 tests written by hand with respx + pytest.raises + syrupy.
-P5  500 llm_snapshot assertions vs 100 (per-module layout), beside syrupy's one-file-per-
-    snapshot text layout for comparison.
+Per-test cost: 500 tests each doing one faked failing call + fails_with + a text snapshot,
+    vs the same 500 tests written by hand with respx + pytest.raises + syrupy.
+Snapshots: 500 llm_snapshot assertions vs 100 (per-module layout), beside syrupy's
+    one-file-per-snapshot text layout for comparison.
 
 Every figure is a median over interleaved rounds of whole pytest sessions in subprocesses.
 """
@@ -145,7 +146,7 @@ def main() -> None:
     rounds = parser.parse_args().rounds
 
     print(
-        f"P1 plugin import after pytest and httpx: {plugin_import_ms(rounds):.1f} ms (target <= 15 ms)"
+        f"plugin import after pytest and httpx: {plugin_import_ms(rounds):.1f} ms (target <= 15 ms)"
     )
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -153,7 +154,7 @@ def main() -> None:
         one = project(root, "one", "def test_one():\n    assert True\n", 1)
         p2 = medians(rounds, {"with": (one, ()), "without": (one, ("-p", "no:nucleo"))})
         print(
-            f"P2 one-test session, plugin installed but unused: {p2['with']:.3f} s vs "
+            f"one-test session, plugin installed but unused: {p2['with']:.3f} s vs "
             f"{p2['without']:.3f} s without it, ratio {p2['with'] / p2['without']:.2f} "
             "(target <= 1.10)"
         )
@@ -162,7 +163,7 @@ def main() -> None:
         by_hand = project(root, "by_hand", BY_HAND, 500)
         p3 = medians(rounds, {"toolkit": (toolkit, ()), "by_hand": (by_hand, ())})
         print(
-            f"P3 500 tests with the toolkit: {p3['toolkit']:.2f} s vs by hand {p3['by_hand']:.2f} s,"
+            f"500 tests with the toolkit: {p3['toolkit']:.2f} s vs by hand {p3['by_hand']:.2f} s,"
             f" ratio {p3['toolkit'] / p3['by_hand']:.2f} (target <= 1.25)"
         )
 
@@ -175,7 +176,7 @@ def main() -> None:
         for layout in ("per_module", "single_file"):
             small, large = p5[f"{layout}100"], p5[f"{layout}500"]
             print(
-                f"P5 {layout}: 500 snapshots {large:.2f} s vs 100 snapshots {small:.2f} s, "
+                f"snapshots, {layout}: 500 snapshots {large:.2f} s vs 100 snapshots {small:.2f} s, "
                 f"ratio {large / small:.2f}" + (" (target <= 6)" if layout == "per_module" else "")
             )
 

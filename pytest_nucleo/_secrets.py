@@ -255,12 +255,18 @@ def _basic_parts(encoded: str) -> tuple[str, ...]:
 def _mask_value(text: str, value: str) -> str:
     if "%" not in value or not _ESCAPE.search(value):
         return text.replace(value, MASK)
+    pieces = _ESCAPE.split(value)
+    # A match holds every piece between the escapes as it is: where one is missing there is
+    # none, and no pattern to build (compiling one per value cost more than the rest of a
+    # redaction, the values being new at each call).
+    if not all(piece in text for piece in pieces[::2]):
+        return text
     # A server may echo "%2F" as "%2f": match percent-escapes in either case.
     pattern = "".join(
         f"%[{piece[1].upper()}{piece[1].lower()}][{piece[2].upper()}{piece[2].lower()}]"
         if index % 2
         else re.escape(piece)
-        for index, piece in enumerate(_ESCAPE.split(value))
+        for index, piece in enumerate(pieces)
     )
     return re.sub(pattern, MASK, text)
 

@@ -616,3 +616,33 @@ def test_a_request_off_the_endpoint_says_to_fix_the_endpoint() -> None:
         "other than the contract's endpoint GET https://shop.example/orders/1; set endpoint to "
         "the method and URL the valid call requests"
     )
+
+
+def test_the_scenarios_of_one_endpoint_share_no_calls_and_no_problems() -> None:
+    # The scenarios of an endpoint reuse one fake upstream, cleared before each: an unmatched
+    # request, or the call another scenario's tool made, is never the next scenario's.
+    import httpx
+
+    from pytest_nucleo.testing import contract_matrix, respond
+
+    matrix = {s.name: s for s in contract_matrix("fetch", valid_response=respond(200, json={}))}
+    endpoint, call = FETCH
+
+    def elsewhere(number: str) -> object:
+        return httpx.get(f"https://shop.example/other/{number}").json()
+
+    def fetch(number: str) -> object:
+        return httpx.get(f"https://shop.example/orders/{number}").json()
+
+    def idle(number: str) -> object:
+        return {"number": number}
+
+    seen = [
+        matrix["valid-call"].observe(tool, call, endpoint=endpoint)
+        for tool in (elsewhere, fetch, fetch, idle)
+    ]
+    assert [s.violation is None for s in seen] == [False, True, True, False]
+    assert seen[0].violation is not None
+    assert seen[0].violation.startswith("no fake route for GET https://shop.example/other/")
+    assert seen[3].violation is not None
+    assert seen[3].violation.startswith("the tool never called GET https://shop.example/orders/")

@@ -109,11 +109,20 @@ def _big_bodies(rng: random.Random) -> list[bytes]:
     ]
 
 
+_PIECES = [*WORDS, " ", "\r\n", "\t", '"', "<", ">", "&amp;", "\x00", "\ufffd"]
+
+
 def _random_text(rng: random.Random, size: int) -> str:
-    pieces = [*WORDS, " ", "\r\n", "\t", '"', "<", ">", "&amp;", "\x00", "\ufffd"]
+    """``size`` pieces, each a piece of markup or a word 30% of the time, else a printable
+    character; drawn a column at a time (one ``rng.choice`` per character cost as much as
+    mapping the texts)."""
+    words = rng.choices(_PIECES, k=size)
+    characters = rng.choices(string.printable, k=size)
     return "".join(
-        rng.choice(pieces) if rng.random() < 0.3 else rng.choice(string.printable)
-        for _ in range(size)
+        word if draw < 0.3 else character
+        for word, character, draw in zip(
+            words, characters, [rng.random() for _ in range(size)], strict=True
+        )
     )
 
 

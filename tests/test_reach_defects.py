@@ -1,6 +1,6 @@
 """Defects seen while hardening published tools: each says what it fixes.
 
-A 2xx page that is not JSON through requests' ``.json()`` is the service's answer, not "no
+A 2xx page that is not JSON through requests' ``.json()`` or aiohttp's is the service's answer, not "no
 answer"; an abstract ``ToolContract`` base is allowed; a broken matrix row whose classes read
 the same says what differed; a search's 404 through ``service_call`` is not about an
 "identifier"; a leaked exception with an empty message still reads as a sentence; a scenario
@@ -37,6 +37,33 @@ def test_json_of_a_2xx_html_page_through_requests_is_an_answer_not_json(
     text = caught.value.explain_to_llm()
     assert "gave no answer" not in text
     # The words the client base gives the same answer.
+    assert (
+        "answered /api/books/1 with HTTP 200, but its answer (text/html) was not the JSON" in text
+    )
+    assert text == llm_snapshot
+
+
+def test_json_of_a_2xx_html_page_through_aiohttp_is_an_answer_not_json(
+    llm_snapshot: SnapshotAssertion,
+) -> None:
+    import asyncio
+
+    import aiohttp
+
+    url = "https://library.example/api/books/1"
+
+    @nucleo.llm_errors(service="Library")
+    async def fetch() -> object:
+        async with aiohttp.ClientSession() as session, session.get(url) as response:
+            return await response.json()  # aiohttp's ContentTypeError: text/html
+
+    with FakeUpstream() as upstream:
+        upstream.get(url).not_json()
+        with pytest.raises(ExternalServiceException) as caught:
+            asyncio.run(fetch())
+    text = caught.value.explain_to_llm()
+    assert "gave no answer" not in text
+    # The words requests' .json() gets for the same answer.
     assert (
         "answered /api/books/1 with HTTP 200, but its answer (text/html) was not the JSON" in text
     )

@@ -10,7 +10,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from pytest_nucleo._chain import iter_chain
 
-from . import ResponseView, TransportSeen
+from . import ResponseView, Seen, TransportSeen, UndecodedAnswer, frames_of
 from ._httpx_api import caused_by_tls
 from ._kinds import Transport
 
@@ -58,7 +58,7 @@ def _call_of(exc: BaseException) -> TransportSeen | None:
     return TransportSeen(Transport.OTHER, url=str(url)) if url is not None else None
 
 
-def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None:
+def transport_failure(exc: BaseException) -> Seen | None:
     if type(exc) is a.ClientResponseError and not _unparsable(exc):
         # raise_for_status(): a status was received
         info: Any = exc.request_info
@@ -66,11 +66,33 @@ def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None
             int(exc.status), str(info.url), tuple((exc.headers or {}).items()), b"",
             _known(info), info.url.host,
         )  # fmt: skip
+    if isinstance(exc, a.ContentTypeError):
+        answer = _decoded_by(exc)
+        if answer is not None:
+            return answer
     kind = transport_kind(exc)
     if kind is None:
         return None
     call = _call_of(exc)
     return TransportSeen(kind) if call is None else call._replace(kind=kind)
+
+
+def _decoded_by(exc: BaseException) -> UndecodedAnswer | None:
+    """The 2xx answer whose ``.json()`` raised ``exc`` (its Content-Type is not JSON's): the
+    service answered, with something else. The error carries the status but not the body; the
+    frame of ``ClientResponse.json`` that raised it holds the response, its body read."""
+    for frame in frames_of(exc):
+        response = frame.f_locals.get("self")
+        if (
+            isinstance(response, aiohttp.ClientResponse)
+            and 200 <= response.status <= 299
+            and response._body is not None
+        ):
+            view = read_response(response)
+            if view is not None:
+                content_type = response.headers.get("Content-Type")
+                return UndecodedAnswer(view, content_type, type(exc).__name__)
+    return None
 
 
 def _unparsable(exc: BaseException) -> bool:

@@ -8,6 +8,7 @@ from typing import Any, ClassVar, NoReturn, TypeVar
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+from ._backends import backend_factories
 from ._failure import LLMText
 from ._fake import Outcome, respond
 from ._recorded import PREFIX, UnreadableRecording, check_patterns, recorded_matrix
@@ -169,6 +170,10 @@ class ToolContract:
         """pytest's hook: makes one ``test_contract`` per scenario of the matrix, recorded failures
         included. Don't call it."""
         if "nucleo_scenario" in metafunc.fixturenames:
+            # The fakes of the clients imported by now (the tool's, whose module is imported)
+            # are loaded at collection, with the rest of the test stack, rather than by the
+            # first scenario: a scenario's time is then the tool's and the checks'.
+            backend_factories()
             cls = type(self)
             matrix = cls._matrix
             if cls.recorded:

@@ -561,6 +561,16 @@ class FakeUpstream:
                 )
         return "\n\n".join(messages) if messages else None
 
+    def _forget(self) -> None:
+        """Back to no calls and no problems, its routes kept (for a scenario's fake, reused by
+        the next scenario of the same endpoint); only while stopped."""
+        if self._backends:
+            raise RuntimeError("a running fake upstream cannot forget its calls")
+        self.router.calls.clear()
+        for route in self.routes:
+            route._route.calls.clear()
+        self.problems.clear()
+
     # -- lifecycle ------------------------------------------------------------------------
 
     def start(self) -> FakeUpstream:

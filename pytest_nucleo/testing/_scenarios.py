@@ -34,6 +34,7 @@ from pytest_nucleo._text import seconds
 
 from ._docs import docs_ref
 from ._fake import (
+    FakeRoute,
     FakeUpstream,
     Outcome,
     connect_error,
@@ -218,8 +219,7 @@ class Scenario:
             scenario=self.name,
             expected=self.expect.describe(),
         )
-        upstream = FakeUpstream(assert_all_called=False)
-        route = upstream.route(method, url).always(self.outcome)
+        upstream, route = _scenario_fake(method, url, self.outcome)
         error: BaseException | None = None
         value: Any = None
         # Started and stopped by hand, not verified on exit: the scenario judges the fake's
@@ -231,20 +231,24 @@ class Scenario:
             error = exc
         finally:
             upstream.stop()
-        if error is not None and (upstream.problems or not route.called):
+        problems, called = list(upstream.problems), route.called
+        _IDLE_FAKES[method, url] = upstream, route  # read all it saw: the next one may reuse it
+        while len(_IDLE_FAKES) > _IDLE_LIMIT:
+            del _IDLE_FAKES[next(iter(_IDLE_FAKES))]
+        if error is not None and (problems or not called):
             # The row shows what the tool did, even though the scenario could not judge it.
             seen.failed, seen.cls = True, type(error).__name__
             seen.leaked = not isinstance(error, LLMReadableException)
             if isinstance(error, LLMReadableException):
                 seen.correctable = error.is_correctable
-        if not route.called and not upstream.problems:
+        if not called and not problems:
             seen.violation = _never_called(method, url, error, (*secrets, *self.planted))
             return seen
-        if upstream.problems:
+        if problems:
             # The scenario's only route is the contract's endpoint: a fake_upstream line to add
             # would not help here, the endpoint is what to fix.
             seen.violation = (
-                f"{upstream.problems[0]}: the tool requested something other than the "
+                f"{problems[0]}: the tool requested something other than the "
                 f"contract's endpoint {method} {url}; set endpoint to the method and URL the "
                 "valid call requests"
             )
@@ -378,6 +382,27 @@ class Scenario:
             )
             seen.differs = "a text that does not name the service"
         return seen.violation is not None
+
+
+# Idle fake upstreams of scenarios, by method and URL, newest last. A scenario's fake has one
+# route, for the contract's endpoint; building one (a respx router and route, whose call lists
+# are mocks, and the URL's pattern) costs about as much as the tool's call, so the scenarios of
+# one endpoint share one, cleared of its calls and problems before each (see _scenario_fake).
+_IDLE_FAKES: dict[tuple[str, str], tuple[FakeUpstream, FakeRoute]] = {}
+_IDLE_LIMIT = 16
+
+
+def _scenario_fake(method: str, url: str, outcome: Outcome) -> tuple[FakeUpstream, FakeRoute]:
+    """A stopped fake upstream whose one route, ``method url``, gives ``outcome``; no calls,
+    no problems: taken from the idle ones when there is one for this endpoint (so that a
+    scenario run inside another's tool, or in another thread, gets its own), built otherwise."""
+    idle = _IDLE_FAKES.pop((method, url), None)
+    if idle is None:
+        upstream = FakeUpstream(assert_all_called=False)
+        return upstream, upstream.route(method, url).always(outcome)
+    upstream, route = idle
+    upstream._forget()
+    return upstream, route.always(outcome)
 
 
 def _never_called(

@@ -22,7 +22,6 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import sys
-import unittest.mock
 from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Protocol
@@ -150,20 +149,50 @@ class _Announcing(importlib.abc.Loader):
 
 
 def start_mocker(mocker: type[Mocker]) -> None:
-    """Patch a respx mocker's targets as ``mocker.start()`` does, without ``mock.patch``'s spec:
-    respx builds a spec of every patched method on each start (about 0.5 ms), per test."""
+    """Patch a respx mocker's targets as ``mocker.start()`` does, more cheaply: respx builds a
+    spec of every patched method and wraps each method again on every start (about 0.5 ms
+    together, per test); here a method's wrapper is built once and patching is an attribute
+    swap that ``mocker.stop()`` undoes."""
     if mocker._patches:
         return
     for target in mocker.targets:
-        where, _, name = target.rpartition(".")
-        owner = getattr(importlib.import_module(where), name)
+        owner = _owners.get(target)
+        if owner is None:
+            where, _, name = target.rpartition(".")
+            owner = _owners[target] = getattr(importlib.import_module(where), name)
         for method in mocker.target_methods:
             original = vars(owner).get(method)
             if original is not None:
-                replacement = mocker.mock(original)  # type: ignore[no-untyped-call]
-                patch = unittest.mock.patch.object(owner, method, new=replacement)
+                key = (mocker, original)
+                replacement = _replacements.get(key)
+                if replacement is None:
+                    replacement = _replacements[key] = mocker.mock(original)  # type: ignore[no-untyped-call]
+                patch = _Swap(owner, method, original, replacement)
                 patch.start()
-                mocker._patches.append(patch)
+                mocker._patches.append(patch)  # type: ignore[arg-type]  # stop() is all it calls
+
+
+# A respx wrapper depends only on its mocker and the method it wraps (it finds the routers when
+# called), so one per pair serves every start.
+_replacements: dict[tuple[type[Mocker], object], object] = {}
+_owners: dict[str, type] = {}  # a target's class, by its dotted name
+
+
+class _Swap:
+    """An attribute of a class replaced until ``stop``: what ``mock.patch.object`` does for a
+    method in the class's own dict, which respx's ``Mocker.stop`` undoes through ``stop()``."""
+
+    __slots__ = ("_method", "_original", "_owner", "_replacement")
+
+    def __init__(self, owner: type, method: str, original: object, replacement: object) -> None:
+        self._owner, self._method = owner, method
+        self._original, self._replacement = original, replacement
+
+    def start(self) -> None:
+        setattr(self._owner, self._method, self._replacement)
+
+    def stop(self) -> None:
+        setattr(self._owner, self._method, self._original)
 
 
 def translate(

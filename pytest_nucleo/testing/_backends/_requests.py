@@ -26,7 +26,7 @@ class ClientBackend:
     client = "requests"
 
     def __init__(self) -> None:
-        self._mock: responses.RequestsMock | None = None
+        self._router: respx.Router | None = None
 
     def refusal(self) -> str | None:
         send = requests.adapters.HTTPAdapter.send
@@ -40,38 +40,50 @@ class ClientBackend:
         return None
 
     def start(self, router: respx.Router) -> None:
-        mock = responses.RequestsMock(assert_all_requests_are_fired=False)
-        answer = _answerer(router)
-        for method in _METHODS:
-            mock.add_callback(method, _ANY_URL, callback=answer, content_type=None)
-        mock.start()
-        self._mock = mock
+        _routers.append(router)
+        _mock().start()
+        self._router = router
 
     def stop(self) -> None:
-        if self._mock is not None:
-            self._mock.stop(allow_assert=False)
-            self._mock.reset()
-            self._mock = None
+        if self._router is not None:
+            mock = _mock()
+            mock.stop(allow_assert=False)
+            mock.calls.reset()
+            _routers.remove(self._router)
+            self._router = None
 
 
-def _answerer(router: respx.Router) -> Callable[[requests.PreparedRequest], Any]:
-    def answer(prepared: requests.PreparedRequest) -> tuple[int, list[tuple[str, str]], bytes]:
-        request = httpx.Request(
-            prepared.method or "GET",
-            prepared.url or "",
-            headers={
-                k: v if isinstance(v, str) else v.decode("latin-1")
-                for k, v in prepared.headers.items()
-            },
-            content=_body(prepared.body),
-        )
-        try:
-            response = router.handler(request)
-        except httpx.TransportError as error:
-            raise _failure(error, prepared) from None
-        return response.status_code, list(response.headers.multi_items()), response.content
+# One mock for every start: its catch-all callbacks ask the router of the running fake (only
+# one runs at a time: the httpx backend refuses a second), so a start is one patch, not a
+# mock and seven compiled callbacks.
+_routers: list[respx.Router] = []
+_shared: list[responses.RequestsMock] = []
 
-    return answer
+
+def _mock() -> responses.RequestsMock:
+    if not _shared:
+        mock = responses.RequestsMock(assert_all_requests_are_fired=False)
+        answer: Callable[[requests.PreparedRequest], Any] = _answer  # headers as a list: kept
+        for method in _METHODS:
+            mock.add_callback(method, _ANY_URL, callback=answer, content_type=None)
+        _shared.append(mock)
+    return _shared[0]
+
+
+def _answer(prepared: requests.PreparedRequest) -> tuple[int, list[tuple[str, str]], bytes]:
+    request = httpx.Request(
+        prepared.method or "GET",
+        prepared.url or "",
+        headers={
+            k: v if isinstance(v, str) else v.decode("latin-1") for k, v in prepared.headers.items()
+        },
+        content=_body(prepared.body),
+    )
+    try:
+        response = _routers[-1].handler(request)
+    except httpx.TransportError as error:
+        raise _failure(error, prepared) from None
+    return response.status_code, list(response.headers.multi_items()), response.content
 
 
 def _body(body: object) -> bytes:
