@@ -12,6 +12,7 @@ import importlib
 import importlib.util
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -41,6 +42,43 @@ def needs_crewai() -> None:
         reason=f"{caller} needs crewai, from the crewai extra, which needs an environment of its "
         f"own (it pins older mcp, openai, httpx and pydantic): {CREWAI_INSTALL}",
     )
+
+
+def left_out(path: Path) -> str | None:
+    """Why the test module at ``path`` is left out of collection (the conftest's
+    ``pytest_ignore_collect``), or None: its top-level ``needs_frameworks(...)`` or
+    ``needs_crewai()`` names a module that is not installed.
+
+    Left out rather than skipped at import: syrupy counts the snapshots of a module that was
+    collected and yielded no test as unused, and fails the run; those of a module kept out of
+    collection it leaves alone."""
+    if not (path.name.startswith("test_") and path.suffix == ".py"):
+        return None
+    source = path.read_text(encoding="utf-8")
+    if "needs_frameworks(" not in source and "needs_crewai(" not in source:
+        return None
+    for node in ast.parse(source).body:
+        call = node.value if isinstance(node, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+            continue
+        if call.func.id == "needs_crewai" and not _installed("crewai"):
+            return (
+                "needs crewai, from the crewai extra, which needs an environment of its own "
+                f"(it pins older mcp, openai, httpx and pydantic): {CREWAI_INSTALL}"
+            )
+        if call.func.id == "needs_frameworks":
+            named = [a.value for a in call.args if isinstance(a, ast.Constant)]
+            missing = [m for m in named if isinstance(m, str) and not _installed(m)]
+            if missing:
+                return f"needs {', '.join(missing)}, from the frameworks extra: {INSTALL}"
+    return None
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package that is missing
+        return False
 
 
 def missing_for(code: str) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 # imported again, at a second or more, in every run).
 import importlib
 from importlib.metadata import entry_points
+from pathlib import Path
 
 import hypothesis  # noqa: F401
 import pytest
@@ -51,3 +52,26 @@ def without_outer_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # A real redis-server for the shared-limiter tests, started once when a test asks for it.
 from _redis_server import redis_server  # noqa: E402, F401
+
+# A test module that needs an optional framework which is not installed is kept out of
+# collection (see tests/_frameworks.py, left_out, for why not skipped), and listed at the end
+# of the run with the extra that brings it.
+from tests._frameworks import left_out  # noqa: E402
+
+_TESTS = Path(__file__).parent
+
+
+def pytest_ignore_collect(collection_path: Path) -> bool | None:
+    return True if left_out(collection_path) is not None else None
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    lines = [
+        f"{path.name}: {why}"
+        for path in sorted(_TESTS.glob("test_*.py"))
+        if (why := left_out(path))
+    ]
+    if lines:
+        terminalreporter.section("test modules not collected: their frameworks are not installed")
+        for line in lines:
+            terminalreporter.line(line)
