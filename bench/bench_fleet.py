@@ -178,6 +178,55 @@ def decision_cost(port: int, server_pid: int, repeats: int) -> None:
     plain.connection_pool.release(kept)
 
 
+def window_sizes(port: int, server_pid: int, repeats: int) -> None:
+    """A shared admission on a window of 10 against one on a window of 10,000, both nearly
+    full: the limiter's clock moves a second per admission and its window spans the last
+    ``max_requests`` - 1 of them, so each admission forgets the oldest take and adds one (the
+    common case, no wait). On a FakeClock given to the store, as the tests drive it."""
+
+    def nearly_full(size: int) -> Callable[[], object]:
+        clock = nucleo.FakeClock(1_000.0)
+        lim = nucleo.RateLimiter(
+            f"window-{size}", max_requests=size, window_seconds=size - 0.5, max_throttle=0.0,
+            max_wait_seconds=0, clock=clock,
+            store=nucleo.RedisStore(client(port), prefix=uuid.uuid4().hex, clock=clock),
+        )  # fmt: skip
+
+        def admit() -> object:
+            clock.advance(1.0)
+            return lim.acquire()
+
+        for _ in range(size):  # filled: from now on each admission drops one and adds one
+            admit()
+        return admit
+
+    operations = {"window of 10": nearly_full(10), "window of 10,000": nearly_full(10_000)}
+    wall: dict[str, list[float]] = {name: [] for name in operations}
+    cpu: dict[str, list[float]] = {name: [] for name in operations}
+    for _ in range(repeats):
+        for name, operation in operations.items():
+            before, start = server_cpu_ns(server_pid), time.perf_counter()
+            for _ in range(NUMBER):
+                operation()
+            wall[name].append((time.perf_counter() - start) / NUMBER * 1e6)
+            after = server_cpu_ns(server_pid)
+            if before is not None and after is not None:
+                cpu[name].append((after - before) / NUMBER / 1e3)
+    print(f"Window size, a shared admission on a nearly full window, median of {repeats}:")
+    for name in operations:
+        server = f"{statistics.median(cpu[name]):8.1f} us" if cpu[name] else "        -"
+        print(f"  {name:36s} {statistics.median(wall[name]):6.1f} us  server CPU {server}")
+    small, large = wall["window of 10"], wall["window of 10,000"]
+    ratio = statistics.median(b / a for a, b in zip(small, large, strict=True))
+    line = f"  10,000 vs 10: {ratio:.2f}x wall"
+    if cpu["window of 10"]:
+        cpu_ratio = statistics.median(cpu["window of 10,000"]) / statistics.median(
+            cpu["window of 10"]
+        )
+        line += f", {cpu_ratio:.2f}x server CPU"
+    print(line + "  (target: about 1x)")
+
+
 # --- fleet throughput ----------------------------------------------------------------------
 
 
@@ -267,7 +316,9 @@ def free_port() -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=15, help="batches per decision cost")
-    parser.add_argument("--fleet-repeats", type=int, default=5, help="runs per fleet ratio")
+    parser.add_argument(
+        "--fleet-repeats", type=int, default=5, help="runs per fleet ratio (0: decision cost only)"
+    )
     parser.add_argument(
         "--rtt-ms", type=float, nargs="*", default=[2.0, 5.0],
         help="round trips to model (none: plain loopback only)",
@@ -291,7 +342,10 @@ def main() -> None:
             threading.Thread(target=server.stdout.read, daemon=True).start()
             print(load())
             decision_cost(port, server.pid, options.repeats)
+            window_sizes(port, server.pid, options.repeats)
             print(load())
+            if not options.fleet_repeats:
+                return
             with_limits = limits_hit(port) is not None
             print(f"Fleet throughput, decisions per second, median of {options.fleet_repeats}:")
             fleet(port, 0.0, options.fleet_repeats, with_limits)
