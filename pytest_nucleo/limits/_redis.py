@@ -368,10 +368,12 @@ class SharedState:
                 self._kept_until = self._clock.monotonic() + (code >> 1) / 1000
 
     def _reservation(self, reply: Any) -> Reservation | LimiterRefusalException:
-        if type(reply) is not list:  # admitted: "code permit wait start"
-            code, permit, wait, start = reply.split()
-            self._answered(int(code))
-            return int(permit), float(wait), float(start)
+        if type(reply) is not list:  # admitted: "code permit", then "wait start" if it waits
+            numbers = reply.split()
+            self._answered(int(numbers[0]))
+            if len(numbers) == 2:
+                return int(numbers[1])  # the call starts now, as the in-process rules say
+            return int(numbers[1]), float(numbers[2]), float(numbers[3])
         self._answered(reply[0])
         budget_index, units = int(reply[3]), int(reply[4])
         budget = self.rules.s.budgets[budget_index - 1] if budget_index else None
