@@ -63,22 +63,28 @@ local fields = {'s'}
 if windowed then
   -- the decision's units per budget (ARGV[6] or ARGV[7], comma-separated): a budget that
   -- takes nothing is not read
-  local i, all = 0, {}
-  for name in string.gmatch(ARGV[4], '[^,]+') do
-    i = i + 1
-    all[i] = name
-  end
-  i = 0
-  for v in string.gmatch(op == 'reserve' and ARGV[6] or ARGV[7], '[^,]+') do
-    i = i + 1
-    local units = tonumber(v)
-    if units > 0 then
-      nb = nb + 1
-      index[nb], takes[nb], fields[nb + 1] = i, units, 'b:' .. all[i]
+  local units = op == 'reserve' and ARGV[6] or ARGV[7]
+  if not string.find(units, ',', 1, true) then  -- one budget, the common case: no pattern
+    units = tonumber(units)
+    if units > 0 then index[1], takes[1], fields[2], nb = 1, units, 'b:' .. ARGV[4], 1 end
+  else
+    local i, all = 0, {}
+    for name in string.gmatch(ARGV[4], '[^,]+') do
+      i = i + 1
+      all[i] = name
+    end
+    i = 0
+    for v in string.gmatch(units, '[^,]+') do
+      i = i + 1
+      v = tonumber(v)
+      if v > 0 then
+        nb = nb + 1
+        index[nb], takes[nb], fields[nb + 1] = i, v, 'b:' .. all[i]
+      end
     end
   end
 end
-local stored = redis.call('HMGET', key, unpack(fields))
+local stored = redis.call('HMGET', key, unpack(fields))  -- the state first
 local existed = 1
 local circuit, epoch, cooldown, opened_at, probe, probe_started, next_id, level, quiet_from,
       successes_toward_step, failures_at_max, blocked_until, successes, failures, refusals,
@@ -101,16 +107,14 @@ local dead = nil  -- fields to delete: sealed chunks emptied, a window's former 
 local admitted = nil  -- an admission's reply but the code
 local reply = nil  -- any other answer but the code
 
-local function text(x) return string.format('%.17g', x) end
-local function quote_failure(at)  -- the last failure, UpstreamFailure's fields, from reply[at]
+local function quote_failure(reply, at)  -- the last failure, UpstreamFailure's fields, at at
   local packed = redis.call('HGET', key, 'f')
   if packed then
     local failure = cmsgpack.unpack(packed)
     reply[at], reply[at + 1], reply[at + 2] = failure[1], failure[2], failure[3]
-    reply[at + 3] = failure[4] and text(failure[4])
+    reply[at + 3] = failure[4] and string.format('%.17g', failure[4])
   end
 end
-local function permit_of(arg) if arg == '' then return nil end return tonumber(arg) end
 
 if windowed then
   -- --- the sliding windows (SlidingWindow) ----------------------------------------------
@@ -248,36 +252,39 @@ if windowed then
     end
 
     -- --- admission (Rules.reserve, Circuit.admit_probe) ---------------------------------
-    local function refuse(reason, off_for, budget, units)
-      refusals = refusals + 1
-      reply = {0, reason, text(off_for), budget or 0, units or 0}
-      quote_failure(6)
-    end
-
-    local function reserve()
+    -- Inline, not a function: a function made on every run that sees this many locals costs
+    -- more than the rest of an admission's rules. A refusal breaks out with its reason, the
+    -- seconds it is off for, and the budget and units of a take too large.
+    local refused, off_for, budget, too_many
+    repeat
       local budgets = ARGV[3]
       for k = 1, nb do  -- a budget taking nothing never takes too much
         if takes[k] > struct.unpack('<d', budgets, 16 * index[k] - 15) then
-          return refuse('too-large', 0.0, index[k], takes[k])
+          refused, off_for, budget, too_many = 'too-large', 0.0, index[k], takes[k]
+          break
         end
       end
+      if refused then break end
       local permit
       if circuit == CLOSED then
         permit = epoch
       else  -- Circuit.admit_probe
-        local reason, until_
+        local until_
         if circuit == OPEN then
           local reopens = opened_at + cooldown
           if now < reopens then
-            reason, until_ = 'open', math.max(reopens, blocked_until)
+            refused, until_ = 'open', math.max(reopens, blocked_until)
           else
             circuit, probe = HALF_OPEN, NONE
           end
         elseif probe ~= NONE then
           local expires_at = probe_started + probe_timeout
-          if now < expires_at then reason, until_ = 'probing', expires_at end
+          if now < expires_at then refused, until_ = 'probing', expires_at end
         end
-        if reason then return refuse(reason, until_ - now) end
+        if refused then
+          off_for = until_ - now
+          break
+        end
         permit = -next_id
         next_id, probe = next_id + 1, permit
       end
@@ -293,8 +300,8 @@ if windowed then
       local wait = start - now
       if wait > max_wait then
         if permit < 0 then probe = NONE end
-        if blocked_until > paced then return refuse('held', wait) end
-        return refuse('wait', wait)
+        refused, off_for = blocked_until > paced and 'held' or 'wait', wait
+        break
       end
       for k = 1, nb do add(wins[k], start, takes[k]) end
       if permit < 0 then probe_started = start end
@@ -303,9 +310,12 @@ if windowed then
       else
         admitted = string.format('%d %.17g %.17g', permit, wait, start)
       end
+    until true
+    if refused then
+      refusals = refusals + 1
+      reply = {0, refused, string.format('%.17g', off_for), budget or 0, too_many or 0}
+      quote_failure(reply, 6)
     end
-
-    reserve()
   else  -- unreserve (Rules.unreserve): start, then takes
     local start = tonumber(ARGV[6])
     -- SlidingWindow.remove: the take that starts within a microsecond of ``start`` and holds
@@ -359,12 +369,13 @@ if windowed then
   end
 elseif op == 'read' then
   reply = {existed, circuit == CLOSED and 'closed' or circuit == OPEN and 'open' or 'half-open',
-           text(level), text(cooldown), successes, failures, refusals}
-  quote_failure(8)
+           string.format('%.17g', level), string.format('%.17g', cooldown), successes,
+           failures, refusals}
+  quote_failure(reply, 8)
   return reply
 else
   -- --- the outcomes (Rules.succeed, fail, release; Circuit) -----------------------------
-  local permit = permit_of(ARGV[6])
+  local permit = ARGV[6] ~= '' and tonumber(ARGV[6]) or nil
   if op == 'succeed' then
     successes = successes + 1
     local current = true
