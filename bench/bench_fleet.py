@@ -7,13 +7,18 @@ columns. It starts its own redis-server on a free loopback port in a temporary f
 without persistence, and stops it at the end.
 
 Decision cost. One shared admission (``acquire()`` on a RedisStore, no other writer) and one
-recorded success (``record_success()``), each against a bare ``PING`` through the same
-redis-py client (``client.ping()``), measured in the same run, interleaved: the target is a
-median ratio <= 1.5x each. A second baseline is stricter: a ``PING`` sent on one kept
-connection of the same client, which is how the store sends its decisions (it keeps
-connections instead of taking one from the pool per call). Beside them, a hit on ``limits``'
-Redis moving window (a Lua script too, with no circuit, throttle or hold). The server's own
-CPU time per operation (read from /proc) says how much of a decision is the script.
+recorded success (``record_success()``), each against a bare ``PING`` sent on one kept
+connection of the same redis-py client, which is how the store sends its decisions (it keeps
+connections instead of taking one from the pool per call), measured in the same run,
+interleaved: the target is a median ratio <= 1.5x each. Beside it, a ``PING`` through the
+client (``client.ping()``, which takes a connection from the pool and gives it back each
+time), and a hit on ``limits``' Redis moving window (a Lua script too, with no circuit,
+throttle or hold). The server's own CPU time per operation (read from /proc) says how much of
+a decision is the script.
+
+Window size. A shared admission on a window of 10 against one on a window of 10,000, both
+nearly full (each admission forgets the oldest take and adds one): the target is about 1x,
+as for the in-process limiter (``bench_limits.py``).
 
 Fleet throughput. Decisions per second (``acquire()`` then ``record_success()``, two
 decisions) on one limiter whose limit is never reached, shared by 8 processes, against the
@@ -174,7 +179,7 @@ def decision_cost(port: int, server_pid: int, repeats: int) -> None:
             f"  {name:36s} {statistics.median(wall[name]):6.1f} us {ratio(name, ping):16.2f}x"
             f" {ratio(name, kept_name):12.2f}x {server:>11s}"
         )
-    print("  target: shared admission and recorded success <= 1.5x a PING through the client")
+    print("  target: shared admission and recorded success <= 1.5x a PING on a kept connection")
     plain.connection_pool.release(kept)
 
 

@@ -84,15 +84,21 @@ if windowed then
     end
   end
 end
-local stored = redis.call('HMGET', key, unpack(fields))  -- the state first
+local stored, packed  -- the windows' fields and the state's
+if nb > 0 then
+  stored = redis.call('HMGET', key, unpack(fields))
+  packed = stored[1]
+else  -- the state alone: no table to build
+  packed = redis.call('HGET', key, 's')
+end
 local existed = 1
 local circuit, epoch, cooldown, opened_at, probe, probe_started, next_id, level, quiet_from,
       successes_toward_step, failures_at_max, blocked_until, successes, failures, refusals,
       expires
-if stored[1] then
+if packed then
   circuit, epoch, cooldown, opened_at, probe, probe_started, next_id, level, quiet_from,
     successes_toward_step, failures_at_max, blocked_until, successes, failures, refusals,
-    expires = struct.unpack(STATE, stored[1])
+    expires = struct.unpack(STATE, packed)
 else
   existed = 0  -- Rules.fresh
   circuit, epoch, cooldown, opened_at, probe, probe_started, next_id, level, quiet_from,
