@@ -109,7 +109,7 @@ end
 
 local wins = nil  -- the windows read (windowed decisions only)
 local writes = nil  -- fields to write beside the state: a window's, a failure's
-local dead = nil  -- fields to delete: sealed chunks emptied, a window's former form
+local dead = nil  -- fields to delete: sealed chunks whose takes moved to the head field
 local admitted = nil  -- an admission's reply but the code
 local reply = nil  -- any other answer but the code
 
@@ -127,10 +127,11 @@ if windowed then
   -- A window's takes, oldest first, are in three parts: its oldest takes and its newest
   -- takes, both in the window's head field (so a decision that takes from the head and
   -- appends at the end reads and writes that one field), and between them the sealed chunks,
-  -- CHUNK takes each, read only by a decision that walks past the oldest takes. The newest
-  -- takes are sealed into a chunk once CHUNK of them are there; the oldest are refilled from
-  -- the first chunk (or, with none, take the newest) once they are all forgotten. So every
-  -- field a decision reads or writes is at most CHUNK takes long, whatever the window holds.
+  -- CHUNK takes each, read only once the oldest takes run out, or by a walk or a take given
+  -- back that reaches them. The newest takes are sealed into a chunk once CHUNK of them are
+  -- there; the oldest are refilled from the first chunk (or, with none, take the newest) once
+  -- they are all forgotten. So every field a decision reads or writes is at most CHUNK takes
+  -- long (the head field two chunks' worth), whatever the window holds.
   -- Kept so: the oldest takes are empty only in an empty window, and the newest takes are
   -- empty only with no chunk sealed.
   local TAKE, CHUNK, HEAD = 16, 16, 32
