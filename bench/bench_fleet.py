@@ -7,13 +7,18 @@ columns. It starts its own redis-server on a free loopback port in a temporary f
 without persistence, and stops it at the end.
 
 Decision cost. One shared admission (``acquire()`` on a RedisStore, no other writer) and one
-recorded success (``record_success()``), each against a bare ``PING`` through the same
-redis-py client (``client.ping()``), measured in the same run, interleaved: the target is a
-median ratio <= 1.5x each. A second baseline is stricter: a ``PING`` sent on one kept
-connection of the same client, which is how the store sends its decisions (it keeps
-connections instead of taking one from the pool per call). Beside them, a hit on ``limits``'
-Redis moving window (a Lua script too, with no circuit, throttle or hold). The server's own
-CPU time per operation (read from /proc) says how much of a decision is the script.
+recorded success (``record_success()``), each against a bare ``PING`` sent on one kept
+connection of the same redis-py client, which is how the store sends its decisions (it keeps
+connections instead of taking one from the pool per call), measured in the same run,
+interleaved: the target is a median ratio <= 1.5x each. Beside it, a ``PING`` through the
+client (``client.ping()``, which takes a connection from the pool and gives it back each
+time), and a hit on ``limits``' Redis moving window (a Lua script too, with no circuit,
+throttle or hold). The server's own CPU time per operation (read from /proc) says how much of
+a decision is the script.
+
+Window size. A shared admission on a window of 10 against one on a window of 10,000, both
+nearly full (each admission forgets the oldest take and adds one): the target is about 1x,
+as for the in-process limiter (``bench_limits.py``).
 
 Fleet throughput. Decisions per second (``acquire()`` then ``record_success()``, two
 decisions) on one limiter whose limit is never reached, shared by 8 processes, against the
@@ -174,8 +179,57 @@ def decision_cost(port: int, server_pid: int, repeats: int) -> None:
             f"  {name:36s} {statistics.median(wall[name]):6.1f} us {ratio(name, ping):16.2f}x"
             f" {ratio(name, kept_name):12.2f}x {server:>11s}"
         )
-    print("  target: shared admission and recorded success <= 1.5x a PING through the client")
+    print("  target: shared admission and recorded success <= 1.5x a PING on a kept connection")
     plain.connection_pool.release(kept)
+
+
+def window_sizes(port: int, server_pid: int, repeats: int) -> None:
+    """A shared admission on a window of 10 against one on a window of 10,000, both nearly
+    full: the limiter's clock moves a second per admission and its window spans the last
+    ``max_requests`` - 1 of them, so each admission forgets the oldest take and adds one (the
+    common case, no wait). On a FakeClock given to the store, as the tests drive it."""
+
+    def nearly_full(size: int) -> Callable[[], object]:
+        clock = nucleo.FakeClock(1_000.0)
+        lim = nucleo.RateLimiter(
+            f"window-{size}", max_requests=size, window_seconds=size - 0.5, max_throttle=0.0,
+            max_wait_seconds=0, clock=clock,
+            store=nucleo.RedisStore(client(port), prefix=uuid.uuid4().hex, clock=clock),
+        )  # fmt: skip
+
+        def admit() -> object:
+            clock.advance(1.0)
+            return lim.acquire()
+
+        for _ in range(size):  # filled: from now on each admission drops one and adds one
+            admit()
+        return admit
+
+    operations = {"window of 10": nearly_full(10), "window of 10,000": nearly_full(10_000)}
+    wall: dict[str, list[float]] = {name: [] for name in operations}
+    cpu: dict[str, list[float]] = {name: [] for name in operations}
+    for _ in range(repeats):
+        for name, operation in operations.items():
+            before, start = server_cpu_ns(server_pid), time.perf_counter()
+            for _ in range(NUMBER):
+                operation()
+            wall[name].append((time.perf_counter() - start) / NUMBER * 1e6)
+            after = server_cpu_ns(server_pid)
+            if before is not None and after is not None:
+                cpu[name].append((after - before) / NUMBER / 1e3)
+    print(f"Window size, a shared admission on a nearly full window, median of {repeats}:")
+    for name in operations:
+        server = f"{statistics.median(cpu[name]):8.1f} us" if cpu[name] else "        -"
+        print(f"  {name:36s} {statistics.median(wall[name]):6.1f} us  server CPU {server}")
+    small, large = wall["window of 10"], wall["window of 10,000"]
+    ratio = statistics.median(b / a for a, b in zip(small, large, strict=True))
+    line = f"  10,000 vs 10: {ratio:.2f}x wall"
+    if cpu["window of 10"]:
+        cpu_ratio = statistics.median(cpu["window of 10,000"]) / statistics.median(
+            cpu["window of 10"]
+        )
+        line += f", {cpu_ratio:.2f}x server CPU"
+    print(line + "  (target: about 1x)")
 
 
 # --- fleet throughput ----------------------------------------------------------------------
@@ -267,7 +321,9 @@ def free_port() -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=15, help="batches per decision cost")
-    parser.add_argument("--fleet-repeats", type=int, default=5, help="runs per fleet ratio")
+    parser.add_argument(
+        "--fleet-repeats", type=int, default=5, help="runs per fleet ratio (0: decision cost only)"
+    )
     parser.add_argument(
         "--rtt-ms", type=float, nargs="*", default=[2.0, 5.0],
         help="round trips to model (none: plain loopback only)",
@@ -291,7 +347,10 @@ def main() -> None:
             threading.Thread(target=server.stdout.read, daemon=True).start()
             print(load())
             decision_cost(port, server.pid, options.repeats)
+            window_sizes(port, server.pid, options.repeats)
             print(load())
+            if not options.fleet_repeats:
+                return
             with_limits = limits_hit(port) is not None
             print(f"Fleet throughput, decisions per second, median of {options.fleet_repeats}:")
             fleet(port, 0.0, options.fleet_repeats, with_limits)

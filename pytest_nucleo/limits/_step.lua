@@ -5,31 +5,37 @@
 -- with a property test driving both with the same random calls (test_limits_stores_agree.py).
 --
 -- The script runs on every decision and its cost is most of what a decision adds to a round
--- trip, so it does only what the decision needs: the state is fixed-size binary (no keys to
--- parse or write); the windows are read by admissions only, the last failure by refusals and
--- readings only; and each decision's functions are made only by the decision that calls them
--- (a function is a new closure on every run of a script).
+-- trip, so it does only what the decision needs: the state is fixed-size binary, unpacked into
+-- locals (no table to build); an admission reads only the windows it takes from, and a window
+-- only near its two ends (below), so its cost does not grow with the window; the last failure
+-- is read only by a refusal or a reading; and each decision's functions are made only by the
+-- decision that calls them (a function is a new closure on every run of a script).
 --
 -- KEYS[1]  the limiter's hash, fields:
 --          's'  the state but the windows and the last failure: STATE's doubles, in its order
---          'w:' .. a budget's name  its window: the units it holds (a double), then its takes,
---               oldest first, 16 bytes each (start and units, two doubles)
+--          'b:' .. a budget's name  its window's head: the units the window holds, the
+--               numbers of its first and past-its-last sealed chunk, the length of its oldest
+--               takes, then those oldest takes and then its newest takes (see the windows)
+--          'b:' .. a budget's name .. ':' .. n  the window's sealed chunk number n: takes
 --          'f'  the last failure (MessagePack: service, detail, status, retry_after)
+--          (A take is 16 bytes: its start and units, two doubles. 'w:' .. a budget's name,
+--          the whole window in one field, was the form before: never read, so a limiter's
+--          windows start empty once, and the field goes when the key expires.)
 -- ARGV[1]  the decision: reserve, unreserve, succeed, fail, release or read
 -- ARGV[2]  the settings, 13 little-endian doubles: failure_step, max_throttle, recovery_step,
 --          successes_per_step, quiet_seconds, quiet_recovery_step, failures_to_open,
 --          cooldown_seconds, max_cooldown_seconds, probe_timeout_seconds, max_wait_seconds,
 --          longest, retry_after_cap
 -- ARGV[3]  the budgets: max_units and window_seconds of each, little-endian doubles
--- ARGV[4]  the budgets' names (quoted, so without commas), joined by commas
+-- ARGV[4]  the budgets' names (quoted, so without commas or colons), joined by commas
 -- ARGV[5]  the time of the decision, or '' for the server's clock (TIME)
 -- ARGV[6]  the decision's arguments (see each below)
 --
 -- The reply starts with the kept code: 2 x (the milliseconds the state is still kept) + 1 when
 -- the state existed before the decision (0: it was made anew; a reading's code is that bit
--- alone). An admission is one string of numbers: the code, the permit, the wait and the
--- start; a refusal or a reading is an array; any other decision's reply is the code alone.
--- Times travel as text ('%.17g'), every digit kept.
+-- alone). An admission is one string of numbers: the code and the permit, then the wait and
+-- the start when the call must wait; a refusal or a reading is an array; any other decision's
+-- reply is the code alone. Times travel as text ('%.17g'), every digit kept.
 
 local key, op = KEYS[1], ARGV[1]
 local failure_step, max_throttle, recovery_step, successes_per_step, quiet_seconds,
@@ -45,271 +51,413 @@ else
 end
 
 -- The state: LimiterState's fields, by their names there, but the windows, the last failure
--- and until when the key is kept (expires). A probe's permit is negative: NONE (0) stands for
--- no probe, since every number is true in Lua.
-local CLOSED, OPEN, HALF_OPEN = 'closed', 'open', 'half-open'
+-- and until when the key is kept (expires). The circuit's state is a number; a probe's permit
+-- is negative: NONE (0) stands for no probe, since every number is true in Lua.
+local CLOSED, OPEN, HALF_OPEN = 0, 1, 2
 local NONE = 0
 local STATE = '<dddddddddddddddd'  -- 16 doubles, in the order below
 local windowed = op == 'reserve' or op == 'unreserve'
 
-local names, nb = {}, 0
+local index, takes, nb = {}, {}, 0  -- the budgets taken from (windowed), and their units
 local fields = {'s'}
 if windowed then
-  for name in string.gmatch(ARGV[4], '[^,]+') do
-    nb = nb + 1
-    names[nb], fields[nb + 1] = name, 'w:' .. name
+  -- the decision's units per budget (ARGV[6] or ARGV[7], comma-separated): a budget that
+  -- takes nothing is not read
+  local units = op == 'reserve' and ARGV[6] or ARGV[7]
+  if not string.find(units, ',', 1, true) then  -- one budget, the common case: no pattern
+    units = tonumber(units)
+    if units > 0 then index[1], takes[1], fields[2], nb = 1, units, 'b:' .. ARGV[4], 1 end
+  else
+    local i, all = 0, {}
+    for name in string.gmatch(ARGV[4], '[^,]+') do
+      i = i + 1
+      all[i] = name
+    end
+    i = 0
+    for v in string.gmatch(units, '[^,]+') do
+      i = i + 1
+      v = tonumber(v)
+      if v > 0 then
+        nb = nb + 1
+        index[nb], takes[nb], fields[nb + 1] = i, v, 'b:' .. all[i]
+      end
+    end
   end
 end
-if op == 'reserve' or op == 'read' then fields[#fields + 1] = 'f' end
-local stored = redis.call('HMGET', key, unpack(fields))
+local stored, packed  -- the windows' fields and the state's
+if nb > 0 then
+  stored = redis.call('HMGET', key, unpack(fields))
+  packed = stored[1]
+else  -- the state alone: no table to build
+  packed = redis.call('HGET', key, 's')
+end
 local existed = 1
-local st
-if stored[1] then
-  local code
-  st = {}
-  code, st.epoch, st.cooldown, st.opened_at, st.probe, st.probe_started, st.next_id, st.level,
-    st.quiet_from, st.successes_toward_step, st.failures_at_max, st.blocked_until,
-    st.successes, st.failures, st.refusals, st.expires = struct.unpack(STATE, stored[1])
-  st.state = code == 0 and CLOSED or code == 1 and OPEN or HALF_OPEN
+local circuit, epoch, cooldown, opened_at, probe, probe_started, next_id, level, quiet_from,
+      successes_toward_step, failures_at_max, blocked_until, successes, failures, refusals,
+      expires
+if packed then
+  circuit, epoch, cooldown, opened_at, probe, probe_started, next_id, level, quiet_from,
+    successes_toward_step, failures_at_max, blocked_until, successes, failures, refusals,
+    expires = struct.unpack(STATE, packed)
 else
   existed = 0  -- Rules.fresh
-  st = {state = CLOSED, epoch = 0, cooldown = cooldown_seconds, opened_at = -math.huge,
-        probe = NONE, probe_started = 0.0, next_id = 1, level = 0.0, quiet_from = -math.huge,
-        successes_toward_step = 0, failures_at_max = 0, blocked_until = -math.huge,
-        successes = 0, failures = 0, refusals = 0, expires = -math.huge}
+  circuit, epoch, cooldown, opened_at, probe, probe_started, next_id, level, quiet_from,
+    successes_toward_step, failures_at_max, blocked_until, successes, failures, refusals,
+    expires = CLOSED, 0, cooldown_seconds, -math.huge, NONE, 0.0, 1, 0.0, -math.huge, 0, 0,
+    -math.huge, 0, 0, 0, -math.huge
 end
 
-local wins = nil  -- the windows, read (admissions only)
-local failure_now = nil  -- a failure this decision recorded, to be written
-local admitted = nil  -- an admission's permit, wait and start
+local wins = nil  -- the windows read (windowed decisions only)
+local writes = nil  -- fields to write beside the state: a window's, a failure's
+local dead = nil  -- fields to delete: sealed chunks whose takes moved to the head field
+local admitted = nil  -- an admission's reply but the code
 local reply = nil  -- any other answer but the code
 
-local function text(x) return string.format('%.17g', x) end
-local function quote_failure(at)  -- the last failure, UpstreamFailure's fields, from reply[at]
-  local packed = stored[#fields]
-  if fields[#fields] == 'f' and packed then
+local function quote_failure(reply, at)  -- the last failure, UpstreamFailure's fields, at at
+  local packed = redis.call('HGET', key, 'f')
+  if packed then
     local failure = cmsgpack.unpack(packed)
     reply[at], reply[at + 1], reply[at + 2] = failure[1], failure[2], failure[3]
-    reply[at + 3] = failure[4] and text(failure[4])
+    reply[at + 3] = failure[4] and string.format('%.17g', failure[4])
   end
 end
-local function permit_of(arg) if arg == '' then return nil end return tonumber(arg) end
 
 if windowed then
   -- --- the sliding windows (SlidingWindow) ----------------------------------------------
-  -- A window: its field's bytes, and the position of its oldest take still kept (after the
-  -- units the window holds, so no decision walks the takes to count them).
-  local TAKE, HEAD = 16, 8
-  local EMPTY = struct.pack('<d', 0)
-  local caps, spans = {}, {}
-  local takes = {}  -- the decision's units per budget (ARGV[6] or ARGV[7], comma-separated)
-  for v in string.gmatch(op == 'reserve' and ARGV[6] or ARGV[7], '[^,]+') do
-    takes[#takes + 1] = tonumber(v)
-  end
+  -- A window's takes, oldest first, are in three parts: its oldest takes and its newest
+  -- takes, both in the window's head field (so a decision that takes from the head and
+  -- appends at the end reads and writes that one field), and between them the sealed chunks,
+  -- CHUNK takes each, read only once the oldest takes run out, or by a walk or a take given
+  -- back that reaches them. The newest takes are sealed into a chunk once CHUNK of them are
+  -- there; the oldest are refilled from the first chunk (or, with none, take the newest) once
+  -- they are all forgotten. So every field a decision reads or writes is at most CHUNK takes
+  -- long (the head field two chunks' worth), whatever the window holds.
+  -- Kept so: the oldest takes are empty only in an empty window, and the newest takes are
+  -- empty only with no chunk sealed.
+  local TAKE, CHUNK, HEAD = 16, 16, 32
   wins = {}
-  for i = 1, nb do
-    caps[i], spans[i] = struct.unpack('<dd', ARGV[3], 16 * i - 15)
-    local buf = stored[i + 1] or EMPTY
-    local total = #buf > HEAD and struct.unpack('<d', buf) or 0
-    wins[i] = {buf = buf, h = HEAD + 1, total = total, changed = false}
+  writes, dead = {}, {}
+
+  local function open_window(i, raw)
+    local w = {field = fields[i + 1], total = 0, first = 0, past = 0, old = '', at = 1,
+               new = '', changed = false}
+    if raw then
+      local length
+      w.total, w.first, w.past, length = struct.unpack('<dddd', raw)
+      w.old = string.sub(raw, HEAD + 1, HEAD + length)
+      w.new = string.sub(raw, HEAD + length + 1)
+    end
+    return w
+  end
+  for i = 1, nb do wins[i] = open_window(i, stored[i + 1]) end
+
+  local function chunk(w, n) return w.field .. ':' .. string.format('%d', n) end
+  local function take_at(s, pos) return struct.unpack('<dd', s, pos) end
+
+  -- The oldest takes ran out: the first sealed chunk's take their place, else the newest.
+  local function refill(w)
+    while w.at > #w.old do
+      if w.first < w.past then
+        local name = chunk(w, w.first)
+        w.old, w.at, w.first = redis.call('HGET', key, name) or '', 1, w.first + 1
+        dead[#dead + 1] = name
+        w.changed = true
+      elseif w.new ~= '' then
+        w.old, w.at, w.new, w.changed = w.new, 1, '', true
+      else
+        return
+      end
+    end
   end
 
-  local function take_at(w, pos) return struct.unpack('<dd', w.buf, pos) end
+  -- The newest takes ran out: the last sealed chunk's take their place.
+  local function unseal(w)
+    while w.new == '' and w.first < w.past do
+      w.past = w.past - 1
+      local name = chunk(w, w.past)
+      w.new, w.changed = redis.call('HGET', key, name) or '', true
+      dead[#dead + 1] = name
+    end
+  end
+
+  local function last_start(w)  -- the newest take's start, or nil in an empty window
+    if w.new ~= '' then return (take_at(w.new, #w.new - TAKE + 1)) end
+    if w.at <= #w.old then return (take_at(w.old, #w.old - TAKE + 1)) end
+    return nil
+  end
+
+  local function save(w)
+    local old = w.at == 1 and w.old or string.sub(w.old, w.at)
+    writes[#writes + 1] = w.field
+    writes[#writes + 1] = struct.pack('<dddd', w.total, w.first, w.past, #old) .. old .. w.new
+  end
 
   if op == 'reserve' then
     local function earliest(w, units, window, wide, capacity)
-      while w.h <= #w.buf do  -- forget what can never count again
-        local begun, taken = take_at(w, w.h)
+      while true do  -- forget what can never count again
+        if w.at > #w.old then
+          refill(w)
+          if w.at > #w.old then return now end  -- an empty window
+        end
+        local begun, taken = take_at(w.old, w.at)
         if begun + wide <= now or (begun + window <= now and w.total - taken >= capacity) then
-          w.h, w.total, w.changed = w.h + TAKE, w.total - taken, true
+          w.at, w.total, w.changed = w.at + TAKE, w.total - taken, true
         else
           break
         end
       end
-      if w.h > #w.buf then return now end
-      local start = math.max(now, (take_at(w, #w.buf - TAKE + 1)))
+      local start = math.max(now, last_start(w))
       local newer = w.total
       if newer + units <= capacity then return start end  -- room: nothing to walk
-      for pos = w.h, #w.buf, TAKE do
-        if newer + units <= capacity then break end
-        local begun, taken = take_at(w, pos)
-        start = math.max(start, begun + window)
-        newer = newer - taken
+      -- The walk from the oldest take, through the sealed chunks (each read when reached)
+      -- and the newest takes, as far as it goes.
+      local part, pos, next_chunk, last_part = w.old, w.at, w.first, false
+      while newer + units > capacity do
+        if pos > #part then
+          if next_chunk < w.past then
+            part, pos = redis.call('HGET', key, chunk(w, next_chunk)) or '', 1
+            next_chunk = next_chunk + 1
+          elseif not last_part then
+            part, pos, last_part = w.new, 1, true
+          else
+            break
+          end
+        else
+          local begun, taken = take_at(part, pos)
+          start = math.max(start, begun + window)
+          newer, pos = newer - taken, pos + TAKE
+        end
       end
       return start
     end
 
     local function add(w, start, units)
-      local last = #w.buf - TAKE + 1
-      if last >= w.h and (take_at(w, last)) == start then
-        local _, taken = take_at(w, last)
-        w.buf = string.sub(w.buf, 1, last - 1) .. struct.pack('<dd', start, taken + units)
-      else
-        w.buf = w.buf .. struct.pack('<dd', start, units)
+      if w.new ~= '' then
+        local last = #w.new - TAKE + 1
+        local begun, taken = take_at(w.new, last)
+        if begun == start then  -- takes that start together count together
+          w.new = string.sub(w.new, 1, last - 1) .. struct.pack('<dd', start, taken + units)
+        elseif #w.new >= CHUNK * TAKE then  -- sealed, in the same write
+          writes[#writes + 1] = chunk(w, w.past)
+          writes[#writes + 1] = w.new
+          w.past, w.new = w.past + 1, struct.pack('<dd', start, units)
+        else
+          w.new = w.new .. struct.pack('<dd', start, units)
+        end
+      elseif w.at <= #w.old then  -- the oldest takes are the newest too
+        local last = #w.old - TAKE + 1
+        local begun, taken = take_at(w.old, last)
+        if begun == start then
+          w.old = string.sub(w.old, 1, last - 1) .. struct.pack('<dd', start, taken + units)
+        else
+          w.new = struct.pack('<dd', start, units)
+        end
+      else  -- an empty window
+        w.old, w.at = struct.pack('<dd', start, units), 1
       end
       w.total, w.changed = w.total + units, true
     end
 
     -- --- admission (Rules.reserve, Circuit.admit_probe) ---------------------------------
-    local function refuse(reason, off_for, budget, units)
-      st.refusals = st.refusals + 1
-      reply = {0, reason, text(off_for), budget or 0, units or 0}
-      quote_failure(6)
-    end
-
-    local function reserve()
-      for i = 1, nb do
-        if takes[i] > caps[i] then return refuse('too-large', 0.0, i, takes[i]) end
-      end
-      local permit
-      if st.state == CLOSED then
-        permit = st.epoch
-      else  -- Circuit.admit_probe
-        local reason, until_
-        if st.state == OPEN then
-          local reopens = st.opened_at + st.cooldown
-          if now < reopens then
-            reason, until_ = 'open', math.max(reopens, st.blocked_until)
-          else
-            st.state, st.probe = HALF_OPEN, NONE
-          end
-        elseif st.probe ~= NONE then
-          local expires = st.probe_started + probe_timeout
-          if now < expires then reason, until_ = 'probing', expires end
+    -- Inline, not a function: a function made on every run that sees this many locals costs
+    -- more than the rest of an admission's rules. A refusal breaks out with its reason, the
+    -- seconds it is off for, and the budget and units of a take too large.
+    local refused, off_for, budget, too_many
+    repeat
+      local budgets = ARGV[3]
+      for k = 1, nb do  -- a budget taking nothing never takes too much
+        if takes[k] > struct.unpack('<d', budgets, 16 * index[k] - 15) then
+          refused, off_for, budget, too_many = 'too-large', 0.0, index[k], takes[k]
+          break
         end
-        if reason then return refuse(reason, until_ - now) end
-        permit = -st.next_id
-        st.next_id, st.probe = st.next_id + 1, permit
       end
-      local factor = 1.0 + st.level
+      if refused then break end
+      local permit
+      if circuit == CLOSED then
+        permit = epoch
+      else  -- Circuit.admit_probe
+        local until_
+        if circuit == OPEN then
+          local reopens = opened_at + cooldown
+          if now < reopens then
+            refused, until_ = 'open', math.max(reopens, blocked_until)
+          else
+            circuit, probe = HALF_OPEN, NONE
+          end
+        elseif probe ~= NONE then
+          local expires_at = probe_started + probe_timeout
+          if now < expires_at then refused, until_ = 'probing', expires_at end
+        end
+        if refused then
+          off_for = until_ - now
+          break
+        end
+        permit = -next_id
+        next_id, probe = next_id + 1, permit
+      end
+      local factor = 1.0 + level
       local widest = 1.0 + max_throttle
       local paced = now
-      for i = 1, nb do
-        if takes[i] > 0 then
-          paced = math.max(paced, earliest(wins[i], takes[i], spans[i] * factor,
-                                           spans[i] * widest, caps[i]))
-        end
+      for k = 1, nb do
+        local capacity, span = struct.unpack('<dd', budgets, 16 * index[k] - 15)
+        paced = math.max(paced, earliest(wins[k], takes[k], span * factor, span * widest,
+                                         capacity))
       end
-      local start = math.max(paced, st.blocked_until)
+      local start = math.max(paced, blocked_until)
       local wait = start - now
       if wait > max_wait then
-        if permit < 0 then st.probe = NONE end
-        if st.blocked_until > paced then return refuse('held', wait) end
-        return refuse('wait', wait)
+        if permit < 0 then probe = NONE end
+        refused, off_for = blocked_until > paced and 'held' or 'wait', wait
+        break
       end
-      for i = 1, nb do
-        if takes[i] > 0 then add(wins[i], start, takes[i]) end
+      for k = 1, nb do add(wins[k], start, takes[k]) end
+      if permit < 0 then probe_started = start end
+      if wait == 0 then
+        admitted = string.format('%d', permit)
+      else
+        admitted = string.format('%d %.17g %.17g', permit, wait, start)
       end
-      if permit < 0 then st.probe_started = start end
-      admitted = {permit, wait, start}
+    until true
+    if refused then
+      refusals = refusals + 1
+      reply = {0, refused, string.format('%.17g', off_for), budget or 0, too_many or 0}
+      quote_failure(reply, 6)
     end
-
-    reserve()
   else  -- unreserve (Rules.unreserve): start, then takes
     local start = tonumber(ARGV[6])
-    for i = 1, nb do
-      local w, units = wins[i], takes[i]
-      if units > 0 then  -- SlidingWindow.remove
-        for pos = #w.buf - TAKE + 1, w.h, -TAKE do
-          local begun, taken = take_at(w, pos)
-          if math.abs(begun - start) <= 1e-6 and taken >= units then
-            local rest = ''
-            if taken > units then rest = struct.pack('<dd', begun, taken - units) end
-            w.buf = string.sub(w.buf, 1, pos - 1) .. rest .. string.sub(w.buf, pos + TAKE)
-            w.total, w.changed = w.total - units, true
+    -- SlidingWindow.remove: the take that starts within a microsecond of ``start`` and holds
+    -- the units, searched from the newest; takes are in the order of their starts, so the
+    -- search stops at the first that started earlier.
+    local function cut(s, pos, begun, taken, units)
+      local rest = ''
+      if taken > units then rest = struct.pack('<dd', begun, taken - units) end
+      return string.sub(s, 1, pos - 1) .. rest .. string.sub(s, pos + TAKE)
+    end
+    local function remove(w, units)
+      local function search(s, low)  -- the position of the take in s (from low), or 0, or -1
+        for pos = #s - TAKE + 1, low, -TAKE do
+          local begun, taken = take_at(s, pos)
+          if math.abs(begun - start) <= 1e-6 and taken >= units then return pos, begun, taken end
+          if begun < start - 1e-6 then return -1 end
+        end
+        return 0
+      end
+      local pos, begun, taken = search(w.new, 1)
+      if pos > 0 then
+        w.new = cut(w.new, pos, begun, taken, units)
+        unseal(w)
+      elseif pos == 0 then
+        for n = w.past - 1, w.first, -1 do
+          local name = chunk(w, n)
+          local s = redis.call('HGET', key, name) or ''
+          pos, begun, taken = search(s, 1)
+          if pos > 0 then
+            writes[#writes + 1] = name
+            writes[#writes + 1] = cut(s, pos, begun, taken, units)
+            break
+          elseif pos < 0 then
             break
           end
         end
-      end
-    end
-  end
-elseif op == 'read' then
-  reply = {existed, st.state, text(st.level), text(st.cooldown),
-           st.successes, st.failures, st.refusals}
-  quote_failure(8)
-  return reply
-else
-  -- --- the outcomes (Rules.succeed, fail, release; Circuit) -----------------------------
-  local function open_circuit()
-    st.state, st.opened_at, st.probe, st.epoch = OPEN, now, NONE, st.epoch + 1
-    st.failures_at_max = 0
-  end
-
-  local function is_current(permit)
-    return (permit == nil or permit == st.epoch) and st.state == CLOSED
-  end
-
-  local function set_level(level)
-    level = tonumber(string.format('%.9f', level))  -- round(level, 9)
-    st.level = math.min(math.max(level, 0.0), max_throttle)
-  end
-
-  local function hold(retry_after)
-    if retry_after ~= nil then
-      retry_after = math.min(retry_after, retry_cap)
-      if now + retry_after > st.blocked_until then st.blocked_until = now + retry_after end
-    end
-  end
-
-  local permit = permit_of(ARGV[6])
-  if op == 'succeed' then
-    st.successes = st.successes + 1
-    local current = true
-    if permit ~= nil and permit < 0 then
-      if permit ~= st.probe then
-        current = false
-      else  -- Circuit.close
-        st.state, st.probe, st.cooldown, st.epoch = CLOSED, NONE, cooldown_seconds, st.epoch + 1
-      end
-    elseif not is_current(permit) then
-      current = false
-    end
-    if current then
-      st.failures_at_max = 0
-      if st.level > 0.0 then
-        if now - st.quiet_from >= quiet_seconds then
-          set_level(st.level - quiet_recovery_step)
-        else
-          st.successes_toward_step = st.successes_toward_step + 1
-          if st.successes_toward_step >= successes_per_step then
-            st.successes_toward_step = 0
-            set_level(st.level - recovery_step)
+        if pos == 0 then
+          pos, begun, taken = search(w.old, w.at)
+          if pos > 0 then
+            w.old = cut(w.old, pos, begun, taken, units)
+            refill(w)
           end
         end
       end
+      if pos > 0 then w.total, w.changed = w.total - units, true end
     end
-  elseif op == 'fail' then
-    -- permit, service, detail, status ('' for none), retry_after ('' for none)
-    local status = ARGV[9] ~= '' and tonumber(ARGV[9]) or false
-    local retry_after = ARGV[10] ~= '' and tonumber(ARGV[10]) or nil
-    local failure = {ARGV[7], ARGV[8], status, retry_after or false}
-    local function fail()
-      st.failures = st.failures + 1
-      failure_now, st.quiet_from, st.successes_toward_step = failure, now, 0
-      hold(retry_after)
-      if permit ~= nil and permit < 0 then
-        if permit == st.probe then
-          st.cooldown = math.min(st.cooldown * 2, max_cooldown)
-          open_circuit()
-        end
-        return
+    for k = 1, nb do remove(wins[k], takes[k]) end
+  end
+  for k = 1, nb do
+    if wins[k].changed then save(wins[k]) end
+  end
+elseif op == 'read' then
+  reply = {existed, circuit == CLOSED and 'closed' or circuit == OPEN and 'open' or 'half-open',
+           string.format('%.17g', level), string.format('%.17g', cooldown), successes,
+           failures, refusals}
+  quote_failure(reply, 8)
+  return reply
+else
+  -- --- the outcomes (Rules.succeed, fail, release; Circuit) -----------------------------
+  local permit = ARGV[6] ~= '' and tonumber(ARGV[6]) or nil
+  if op == 'succeed' then
+    successes = successes + 1
+    local current = true
+    if permit ~= nil and permit < 0 then
+      if permit ~= probe then
+        current = false
+      else  -- Circuit.close
+        circuit, probe, cooldown, epoch = CLOSED, NONE, cooldown_seconds, epoch + 1
       end
-      if not is_current(permit) then return end
-      if st.level >= max_throttle then
-        st.failures_at_max = st.failures_at_max + 1
-        if st.failures_at_max >= failures_to_open then
-          open_circuit()
+    elseif not ((permit == nil or permit == epoch) and circuit == CLOSED) then
+      current = false
+    end
+    if current then
+      failures_at_max = 0
+      if level > 0.0 then
+        local step = nil
+        if now - quiet_from >= quiet_seconds then
+          step = quiet_recovery_step
+        else
+          successes_toward_step = successes_toward_step + 1
+          if successes_toward_step >= successes_per_step then
+            successes_toward_step, step = 0, recovery_step
+          end
+        end
+        if step then  -- Rules._set_level: round(level, 9), within 0 and max_throttle
+          level = math.min(math.max(tonumber(string.format('%.9f', level - step)), 0.0),
+                           max_throttle)
+        end
+      end
+    end
+  else
+    local function hold(retry_after)
+      if retry_after ~= nil then
+        retry_after = math.min(retry_after, retry_cap)
+        if now + retry_after > blocked_until then blocked_until = now + retry_after end
+      end
+    end
+    if op == 'fail' then
+      -- permit, service, detail, status ('' for none), retry_after ('' for none)
+      local status = ARGV[9] ~= '' and tonumber(ARGV[9]) or false
+      local retry_after = ARGV[10] ~= '' and tonumber(ARGV[10]) or nil
+      writes = {'f', cmsgpack.pack({ARGV[7], ARGV[8], status, retry_after or false})}
+      local function open_circuit()
+        circuit, opened_at, probe, epoch = OPEN, now, NONE, epoch + 1
+        failures_at_max = 0
+      end
+      local function fail()
+        failures = failures + 1
+        quiet_from, successes_toward_step = now, 0
+        hold(retry_after)
+        if permit ~= nil and permit < 0 then
+          if permit == probe then
+            cooldown = math.min(cooldown * 2, max_cooldown)
+            open_circuit()
+          end
           return
         end
+        if not ((permit == nil or permit == epoch) and circuit == CLOSED) then return end
+        if level >= max_throttle then
+          failures_at_max = failures_at_max + 1
+          if failures_at_max >= failures_to_open then
+            open_circuit()
+            return
+          end
+        end
+        level = math.min(math.max(tonumber(string.format('%.9f', level + failure_step)), 0.0),
+                         max_throttle)
       end
-      set_level(st.level + failure_step)
+      fail()
+    elseif op == 'release' then  -- permit, retry_after ('' for none)
+      hold(ARGV[7] ~= '' and tonumber(ARGV[7]) or nil)
+      if permit ~= nil and permit < 0 and permit == probe then probe = NONE end
+    else
+      return redis.error_reply('unknown limiter decision ' .. tostring(op))
     end
-    fail()
-  elseif op == 'release' then  -- permit, retry_after ('' for none)
-    hold(ARGV[7] ~= '' and tonumber(ARGV[7]) or nil)
-    if permit ~= nil and permit < 0 and permit == st.probe then st.probe = NONE end
-  else
-    return redis.error_reply('unknown limiter decision ' .. tostring(op))
   end
 end
 
@@ -317,41 +465,23 @@ end
 
 -- Rules.keep_for: kept well past the longest span any rule looks back or ahead. The expiry
 -- is moved on only once less than half of that is left: one command less per decision.
-local keep = 2 * math.max(longest, st.blocked_until - now)
-local extend = st.expires < now + keep / 2
-if extend then st.expires = now + keep end
-local state = struct.pack(STATE, st.state == CLOSED and 0 or st.state == OPEN and 1 or 2,
-  st.epoch, st.cooldown, st.opened_at, st.probe, st.probe_started, st.next_id, st.level,
-  st.quiet_from, st.successes_toward_step, st.failures_at_max, st.blocked_until,
-  st.successes, st.failures, st.refusals, st.expires)
-local changed = false  -- a window or a failure to write beside the state
-if wins then
-  for i = 1, nb do changed = changed or wins[i].changed end
-end
-if changed or failure_now then
-  local writes = {'s', state}
-  if wins then  -- the windows that changed (other processes' budgets left as they are)
-    for i = 1, nb do
-      local w = wins[i]
-      if w.changed then
-        writes[#writes + 1] = 'w:' .. names[i]
-        writes[#writes + 1] = struct.pack('<d', w.total) .. string.sub(w.buf, w.h)
-      end
-    end
-  end
-  if failure_now then
-    writes[#writes + 1] = 'f'
-    writes[#writes + 1] = cmsgpack.pack(failure_now)
-  end
-  redis.call('HSET', key, unpack(writes))
+local keep = 2 * math.max(longest, blocked_until - now)
+local extend = expires < now + keep / 2
+if extend then expires = now + keep end
+local state = struct.pack(STATE, circuit, epoch, cooldown, opened_at, probe, probe_started,
+  next_id, level, quiet_from, successes_toward_step, failures_at_max, blocked_until,
+  successes, failures, refusals, expires)
+if writes and #writes > 0 then
+  redis.call('HSET', key, 's', state, unpack(writes))
 else
   redis.call('HSET', key, 's', state)
 end
+if dead and #dead > 0 then redis.call('HDEL', key, unpack(dead)) end
 if extend then redis.call('PEXPIRE', key, math.ceil(keep * 1000)) end
 
-local kept = 2 * math.ceil((st.expires - now) * 1000) + existed
+local kept = 2 * math.ceil((expires - now) * 1000) + existed
 if admitted then
-  return string.format('%d %d %.17g %.17g', kept, admitted[1], admitted[2], admitted[3])
+  return string.format('%d ', kept) .. admitted
 end
 if reply then
   reply[1] = kept
