@@ -159,7 +159,7 @@ _TOKEN_HINT_GROUPS = (
     ("J", ("eyJ",)),
 )  # fmt: skip
 # The other hints, grouped the same way under a character each holds, one that prose seldom
-# uses: a hint costs about a nanosecond a character to look for, one character (memchr) a
+# uses (or under the start they share): a hint costs about a nanosecond a character to look for, one character (memchr) a
 # tenth of that, and a kilobyte excerpt was checked for some twenty hints, twice.
 _UNPREFIXED_HINT_GROUPS = (("~", ("Q~",)), (":", (":A",)))
 _URL_HINT_GROUPS = ((":", ("://", ":\\")),)  # the second for escaped slashes, ":\/\/"
@@ -171,7 +171,7 @@ _THIRTEEN_DIGITS = b"d" * 13
 _AUTH_HINT_GROUPS = (("b", ("bearer", "basic")), ("k", ("token",)), ("g", ("digest",)))
 _PAIR_HINT_GROUPS = (
     ("k", ("key", "token", "cookie")),
-    ("p", ("passw", "passp", "pass-p", "pass_p")),
+    ("pass", ("passw", "passp", "pass-p", "pass_p")),
     ("g", ("sig",)),
     ("z", ("x-amz", "authorization")),
     ("c", ("secret",)),
@@ -351,7 +351,12 @@ def _may_hold_card(text: str) -> bool:
 def _has_hint(text: str, groups: tuple[tuple[str, tuple[str, ...]], ...]) -> bool:
     """Whether ``text`` holds one of the hints of ``groups`` (each filed under a character it
     holds)."""
-    return any(mark in text and any(hint in text for hint in hints) for mark, hints in groups)
+    for mark, hints in groups:  # loops, not any() over generators: a third faster here
+        if mark in text:
+            for hint in hints:
+                if hint in text:
+                    return True
+    return False
 
 
 def _redact(text: str, values: list[str]) -> str:
