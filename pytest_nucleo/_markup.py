@@ -165,6 +165,8 @@ def _read_plain(markup: str, need: int) -> _PageReader | None:
     the text of a title, script or style element until its end tag, which changes nothing the
     reader counts; and a reading that ends inside one is left to html.parser).
     """
+    if "&" in markup or "<!" in markup.replace("<!DOCTYPE html>", "", 1):
+        return None  # an entity or a comment: known at once, not after reading up to it
     reader = _PageReader()
     pos, fed, inside = 0, FEED, ""  # inside: the raw-text element open, if any
     for token in _PLAIN_TOKEN.finditer(markup):

@@ -28,8 +28,10 @@ _MESSAGE_KEYS = (
     "message", "error_description", "detail", "error_message", "errorMessage", "description",
     "reason", "title", "msg", "error",
 )  # fmt: skip
-_FIELD = re.compile(r'"(' + "|".join(_MESSAGE_KEYS) + r')"\s*:\s*("(?:[^"\\]|\\.)*")')
-_JSON_KEY = re.compile(r'"(?:[^"\\]|\\.)*"\s*:')
+# A JSON string written unrolled ("[^"\\]*(?:\\.[^"\\]*)*"): the same strings as one
+# alternation per character, matched several times faster.
+_FIELD = re.compile(r'"(' + "|".join(_MESSAGE_KEYS) + r')"\s*:\s*("[^"\\]*(?:\\.[^"\\]*)*")')
+_JSON_KEY = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"\s*:')
 _BINARY = re.compile(r"<\d+ bytes of binary data>")
 # Starts with its literal "[... ", which the regex engine looks for at C speed: a leading
 # optional space made it try the whole pattern at every character (a tenth of a mapping).

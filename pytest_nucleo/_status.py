@@ -514,6 +514,15 @@ _THROTTLE_CORE_GROUPS = (
 _SEPARATORS = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f_-"
 
 
+def _holds_core(squeezed: bytes) -> bool:
+    for letter, cores in _THROTTLE_CORE_GROUPS:  # loops: any() over generators cost a third more
+        if letter in squeezed:
+            for core in cores:
+                if core in squeezed:
+                    return True
+    return False
+
+
 def body_says_throttled(body: bytes | str | None, *, status: int | None = None) -> bool:
     """True when the start of ``body`` matches one of :data:`THROTTLE_PATTERNS`, or for
     ``status=400`` one of the stricter :data:`THROTTLE_400_PATTERNS`."""
@@ -523,10 +532,7 @@ def body_says_throttled(body: bytes | str | None, *, status: int | None = None) 
     raw = prefix if isinstance(prefix, bytes) else prefix.encode("utf-8", "replace")
     if raw.isascii():
         squeezed = raw.lower().translate(None, _SEPARATORS)
-        if not any(
-            letter in squeezed and any(core in squeezed for core in cores)
-            for letter, cores in _THROTTLE_CORE_GROUPS
-        ):
+        if not _holds_core(squeezed):
             return False
     text = prefix.decode("utf-8", "replace") if isinstance(prefix, bytes) else prefix
     return (_THROTTLE_400 if status == 400 else _THROTTLE).search(text) is not None

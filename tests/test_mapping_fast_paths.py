@@ -161,3 +161,16 @@ def test_the_quote_finds_the_cut_mark_as_a_split_did() -> None:
         cut = _quote._CUT_MARK.search(excerpt)
         head = excerpt[: cut.start()] if cut else excerpt
         assert head.strip() == old.split(excerpt, maxsplit=1)[0].strip(), excerpt
+
+
+def test_json_strings_unrolled_match_as_before() -> None:
+    rng = random.Random(9)
+    string_before = r'"(?:[^"\\]|\\.)*"'
+    field = re.compile(r'"(' + "|".join(_quote._MESSAGE_KEYS) + r')"\s*:\s*(' + string_before + ")")
+    key = re.compile(string_before + r"\s*:")
+    pieces = ['"message"', '"error"', ": ", ":", '"', "\\", '\\"', "ab", " ", "\n", "{", "\u00e9"]
+    for _ in range(20_000):
+        text = "".join(rng.choices(pieces, k=rng.randint(0, 12)))
+        found = [match.group(1, 2) for match in _quote._FIELD.finditer(text)]
+        assert found == [match.group(1, 2) for match in field.finditer(text)], text
+        assert _quote._JSON_KEY.sub("", text) == key.sub("", text), text
