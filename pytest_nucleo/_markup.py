@@ -143,6 +143,8 @@ _PLAIN_TOKEN = re.compile(
     r"|</([a-zA-Z][a-zA-Z0-9]*)>"
     r"|(?i:<!doctype html>)"
 )
+# A "<" that starts none of the plain tokens (found by one C-speed scan for "<").
+_NOT_A_TAG = re.compile(r"<(?![a-zA-Z/]|!DOCTYPE html>)")
 _PLAIN_ATTRIBUTE = re.compile(r" ([a-zA-Z][a-zA-Z0-9_-]*)=(?:\"([^\"]*)\"|'([^']*)')")
 # Elements whose content html.parser reads as text, in one Python version or another (title
 # and textarea since 3.14, xmp, iframe, noembed, noframes since 3.13.4 or so): with only text
@@ -165,8 +167,9 @@ def _read_plain(markup: str, need: int) -> _PageReader | None:
     the text of a title, script or style element until its end tag, which changes nothing the
     reader counts; and a reading that ends inside one is left to html.parser).
     """
-    if "&" in markup or "<!" in markup.replace("<!DOCTYPE html>", "", 1):
-        return None  # an entity or a comment: known at once, not after reading up to it
+    if "&" in markup or _NOT_A_TAG.search(markup):
+        # An entity, a comment, a stray bracket: known at once, not after reading up to it.
+        return None
     reader = _PageReader()
     pos, fed, inside = 0, FEED, ""  # inside: the raw-text element open, if any
     for token in _PLAIN_TOKEN.finditer(markup):
