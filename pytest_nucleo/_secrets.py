@@ -159,8 +159,9 @@ _TOKEN_HINT_GROUPS = (
     ("J", ("eyJ",)),
 )  # fmt: skip
 # The other hints, grouped the same way under a character each holds, one that prose seldom
-# uses (or under the start they share): a hint costs about a nanosecond a character to look for, one character (memchr) a
-# tenth of that, and a kilobyte excerpt was checked for some twenty hints, twice.
+# uses (or under the start they share): a hint costs about a nanosecond a character to look
+# for, one character (memchr) a tenth of that, and a kilobyte excerpt was checked for some
+# twenty hints, twice.
 _UNPREFIXED_HINT_GROUPS = (("~", ("Q~",)), (":", (":A",)))
 _URL_HINT_GROUPS = ((":", ("://", ":\\")),)  # the second for escaped slashes, ":\/\/"
 _WEBHOOK_HINT_GROUPS = (("v", ("services",)), ("k", ("webhooks",)))
