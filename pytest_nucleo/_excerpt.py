@@ -15,7 +15,8 @@ from collections.abc import Iterable
 
 from ._markup import page_text, xml_text
 from ._secrets import _fragment_end, redact, redact_piece
-from ._text import _CONTROL_BYTES, INVISIBLE, SURROGATES, _holds
+from ._text import INVISIBLE, SURROGATES
+from ._text import _collapse as collapse_text
 
 EXCERPT_HEAD = 600
 """Characters kept from the start of a body."""
@@ -81,12 +82,8 @@ def _decode(data: bytes, charset: str) -> str:
 
 
 def _collapse(text: str) -> str:
-    # str.split() already splits on every Unicode space; only the other control characters
-    # (and U+FFFD, left by undecodable bytes) need a pass first. Much faster than one
-    # regex substitution per word.
-    if _holds(text, _CONTROL_BYTES, _ODD):
-        text = _ODD.sub(" ", text)
-    return " ".join(text.split())
+    # As the model texts collapse, with U+FFFD (left by undecodable bytes) a control too.
+    return collapse_text(text, _ODD)
 
 
 def _markup_kind(content_type: str | None, start: bytes) -> str:

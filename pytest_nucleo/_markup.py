@@ -118,18 +118,103 @@ TAG_BUDGET = 40
 has to say in its first tags (a Cloudflare page, among the longest, in its first 32)."""
 
 
-def page_text(markup: str, need: int = 0) -> str:
-    """The text an HTML page tells its reader: the title first, then each heading and
-    paragraph once, without boilerplate. Reading stops once ``need`` characters of text were
-    seen (0: read it all) or :data:`TAG_BUDGET` tags were. Never raises; a page cut mid-tag
-    reads up to the cut."""
+def _enough(reader: _PageReader, need: int) -> bool:
+    return reader.tags >= TAG_BUDGET or bool(need and reader.seen >= need + need // 2)
+
+
+def _parsed(markup: str, need: int) -> _PageReader:
+    """The page read by html.parser, :data:`FEED` characters at a time, until :func:`_enough`."""
     reader = _PageReader()
     # html.parser raises on nothing in practice, but an excerpt never fails.
     with contextlib.suppress(Exception):
         for start in range(0, len(markup), FEED):
             reader.feed(markup[start : start + FEED])
-            if reader.tags >= TAG_BUDGET or (need and reader.seen >= need + need // 2):
+            if _enough(reader, need):
                 break
+    return reader
+
+
+# Plain markup, whose reading every supported html.parser agrees on: text without "<" or "&"
+# (no entity, no stray bracket), start tags whose attributes all have quoted values, end tags,
+# the HTML5 doctype. No comment, no self-closing tag, no bare attribute.
+_PLAIN_TOKEN = re.compile(
+    r"([^<&]+)"
+    r"|<([a-zA-Z][a-zA-Z0-9]*)((?: [a-zA-Z][a-zA-Z0-9_-]*=(?:\"[^\"<>&]*\"|'[^'<>&]*'))*)>"
+    r"|</([a-zA-Z][a-zA-Z0-9]*)>"
+    r"|(?i:<!doctype html>)"
+)
+# A "<" that starts none of the plain tokens (found by one C-speed scan for "<").
+_NOT_A_TAG = re.compile(r"<(?![a-zA-Z/]|!DOCTYPE html>)")
+_PLAIN_ATTRIBUTE = re.compile(r" ([a-zA-Z][a-zA-Z0-9_-]*)=(?:\"([^\"]*)\"|'([^']*)')")
+# Elements whose content html.parser reads as text, in one Python version or another (title
+# and textarea since 3.14, xmp, iframe, noembed, noframes since 3.13.4 or so): with only text
+# inside, title, script and style read alike in all of them; the others are left to it.
+_RAW_TEXT = frozenset({"title", "script", "style"})
+_PARSER_ONLY = frozenset(
+    {"textarea", "xmp", "iframe", "noembed", "noframes", "noscript", "plaintext"}
+)
+
+
+def _read_plain(markup: str, need: int) -> _PageReader | None:
+    """The page read as :func:`_parsed` reads it, for plain markup (see ``_PLAIN_TOKEN``), by
+    one regex scan handing the reader the same calls html.parser would, in the same order,
+    with the same checks at the end of each :data:`FEED` characters; None for any other
+    markup. html.parser was most of the cost of an HTML excerpt: this reads a page in half the
+    time.
+
+    The reader's state after each piece is what it is after html.parser read that piece: a
+    tag is handed over once complete, text up to the end of the piece (html.parser holds back
+    the text of a title, script or style element until its end tag, which changes nothing the
+    reader counts; and a reading that ends inside one is left to html.parser).
+    """
+    if "&" in markup or _NOT_A_TAG.search(markup):
+        # An entity, a comment, a stray bracket: known at once, not after reading up to it.
+        return None
+    reader = _PageReader()
+    pos, fed, inside = 0, FEED, ""  # inside: the raw-text element open, if any
+    for token in _PLAIN_TOKEN.finditer(markup):
+        if token.start() != pos:  # something else between two plain tokens
+            return None
+        end = token.end()
+        text = token.group(1)
+        while end > fed:  # html.parser stopped at ``fed`` with this token incomplete
+            if text is not None and pos < fed:
+                reader.handle_data(markup[pos:fed])
+                pos = fed
+            if _enough(reader, need):
+                return None if inside else reader
+            fed += FEED
+        if text is not None:
+            if pos < end:
+                reader.handle_data(markup[pos:end])
+        elif token.group(2) is not None:
+            tag = token.group(2).lower()
+            if inside or tag in _PARSER_ONLY:
+                return None
+            attributes: list[tuple[str, str | None]] = [
+                (name.lower(), double or single)
+                for name, double, single in _PLAIN_ATTRIBUTE.findall(token.group(3))
+            ]
+            reader.handle_starttag(tag, attributes)
+            inside = tag if tag in _RAW_TEXT else ""
+        elif token.group(4) is not None:
+            tag = token.group(4).lower()
+            if inside and tag != inside:
+                return None
+            reader.handle_endtag(tag)
+            inside = ""
+        elif inside:  # the doctype: html.parser does nothing with it
+            return None
+        pos = end
+    return reader if pos == len(markup) and not inside else None
+
+
+def page_text(markup: str, need: int = 0) -> str:
+    """The text an HTML page tells its reader: the title first, then each heading and
+    paragraph once, without boilerplate. Reading stops once ``need`` characters of text were
+    seen (0: read it all) or :data:`TAG_BUDGET` tags were. Never raises; a page cut mid-tag
+    reads up to the cut."""
+    reader = _read_plain(markup, need) or _parsed(markup, need)
     title_line = " ".join("".join(reader.title).split())
     kept: list[str] = []
     seen = ""

@@ -28,10 +28,14 @@ _MESSAGE_KEYS = (
     "message", "error_description", "detail", "error_message", "errorMessage", "description",
     "reason", "title", "msg", "error",
 )  # fmt: skip
-_FIELD = re.compile(r'"(' + "|".join(_MESSAGE_KEYS) + r')"\s*:\s*("(?:[^"\\]|\\.)*")')
-_JSON_KEY = re.compile(r'"(?:[^"\\]|\\.)*"\s*:')
+# A JSON string written unrolled ("[^"\\]*(?:\\.[^"\\]*)*"): the same strings as one
+# alternation per character, matched several times faster.
+_FIELD = re.compile(r'"(' + "|".join(_MESSAGE_KEYS) + r')"\s*:\s*("[^"\\]*(?:\\.[^"\\]*)*")')
+_JSON_KEY = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"\s*:')
 _BINARY = re.compile(r"<\d+ bytes of binary data>")
-_CUT_MARK = re.compile(r" ?\[\.\.\. \d+ of \d+ (?:bytes|characters) not shown \.\.\.\] ?")
+# Starts with its literal "[... ", which the regex engine looks for at C speed: a leading
+# optional space made it try the whole pattern at every character (a tenth of a mapping).
+_CUT_MARK = re.compile(r"\[\.\.\. \d+ of \d+ (?:bytes|characters) not shown \.\.\.\]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +71,8 @@ def quote_of(excerpt: str, size: int, budget: int) -> Quote:
         return Quote(shape=excerpt[1:-1])
     # Quote marks around the whole answer add nothing, and one at its edge would read as the
     # end of the quote: '"" a"'.
-    head = _CUT_MARK.split(excerpt, maxsplit=1)[0].strip().strip("\"'").strip()
+    cut = _CUT_MARK.search(excerpt)
+    head = (excerpt[: cut.start()] if cut else excerpt).strip().strip("\"'").strip()
     is_json = head[:1] in ("{", "[")
     if is_json and not (len(excerpt) <= SHORT_JSON and MASK not in excerpt):
         message = _message_field(head)

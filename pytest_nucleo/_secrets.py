@@ -154,21 +154,29 @@ _TOKEN_HINT_GROUPS = (
     )),
     ("A", ("AKIA", "ASIA", "AIza", "ATATT3")),
     (".", ("ya29.",)),
-    ("i", ("dapi",)),
+    ("p", ("dapi",)),
     ("S", ("SK", "SG.")),
     ("J", ("eyJ",)),
 )  # fmt: skip
-_UNPREFIXED_HINTS = ("Q~", ":A")
-_URL_HINTS = ("://", ":\\")  # the second for escaped slashes, ":\/\/"
-_WEBHOOK_HINTS = ("services", "webhooks")
+# The other hints, grouped the same way under a character each holds, one that prose seldom
+# uses (or under the start they share): a hint costs about a nanosecond a character to look
+# for, one character (memchr) a tenth of that, and a kilobyte excerpt was checked for some
+# twenty hints, twice.
+_UNPREFIXED_HINT_GROUPS = (("~", ("Q~",)), (":", (":A",)))
+_URL_HINT_GROUPS = ((":", ("://", ":\\")),)  # the second for escaped slashes, ":\/\/"
+_WEBHOOK_HINT_GROUPS = (("v", ("services",)), ("k", ("webhooks",)))
 # Each digit byte becomes "d", every other byte "x": a run of 13 digits is then a substring.
 _DIGIT_MAP = bytes(0x64 if 0x30 <= byte <= 0x39 else 0x78 for byte in range(256))
 _THIRTEEN_DIGITS = b"d" * 13
-_AUTH_HINTS = ("bearer", "basic", "token", "digest")
-_PAIR_HINTS = (
-    "key", "token", "secret", "passw", "passp", "pass-p", "pass_p", "sig", "x-amz",
-    "authorization", "cookie",
-)  # fmt: skip
+# These two are looked for in the case-folded text.
+_AUTH_HINT_GROUPS = (("b", ("bearer", "basic")), ("k", ("token",)), ("g", ("digest",)))
+_PAIR_HINT_GROUPS = (
+    ("k", ("key", "token", "cookie")),
+    ("pass", ("passw", "passp", "pass-p", "pass_p")),
+    ("g", ("sig",)),
+    ("z", ("x-amz", "authorization")),
+    ("c", ("secret",)),
+)
 _PEM_HINT = "PRIVATE KEY"
 
 
@@ -341,10 +349,15 @@ def _may_hold_card(text: str) -> bool:
     return _THIRTEEN_DIGITS in text.encode("ascii").translate(_DIGIT_MAP, b" -")
 
 
-def _has_token_hint(text: str) -> bool:
-    return any(
-        mark in text and any(hint in text for hint in hints) for mark, hints in _TOKEN_HINT_GROUPS
-    )
+def _has_hint(text: str, groups: tuple[tuple[str, tuple[str, ...]], ...]) -> bool:
+    """Whether ``text`` holds one of the hints of ``groups`` (each filed under a character it
+    holds)."""
+    for mark, hints in groups:  # loops, not any() over generators: a third faster here
+        if mark in text:
+            for hint in hints:
+                if hint in text:
+                    return True
+    return False
 
 
 def _redact(text: str, values: list[str]) -> str:
@@ -352,20 +365,20 @@ def _redact(text: str, values: list[str]) -> str:
         text = _mask_value(text, value)
     if _PEM_HINT in text:
         text = _PEM.sub(MASK, text)
-    if any(hint in text for hint in _URL_HINTS):
+    if _has_hint(text, _URL_HINT_GROUPS):
         text = _USERINFO.sub(r"\1", text)
         text = _QUERY.sub(r"\1", text)
-    if any(hint in text for hint in _WEBHOOK_HINTS):
+    if _has_hint(text, _WEBHOOK_HINT_GROUPS):
         text = _WEBHOOK.sub(lambda match: f"{match.group(1) or match.group(2)}{MASK}", text)
-    if _has_token_hint(text):
+    if _has_hint(text, _TOKEN_HINT_GROUPS):
         text = _TOKENS.sub(MASK, text)
-    if any(hint in text for hint in _UNPREFIXED_HINTS):
+    if _has_hint(text, _UNPREFIXED_HINT_GROUPS):
         text = _UNPREFIXED.sub(MASK, text)
     if _may_hold_card(text):
         text = _CARD.sub(_card, text)
     folded = text.lower() if text.isascii() else _fold(text)
-    if any(hint in folded for hint in _AUTH_HINTS):
+    if _has_hint(folded, _AUTH_HINT_GROUPS):
         text = _AUTH_SCHEME.sub(rf"\1\2{MASK}", text)
-    if any(hint in folded for hint in _PAIR_HINTS):
+    if _has_hint(folded, _PAIR_HINT_GROUPS):
         text = _SECRET_PAIR.sub(rf"\1\2{MASK}", text)
     return text

@@ -499,12 +499,28 @@ def _header_values(headers: Headers | None, name: str) -> list[str]:
 # too) once case and ASCII separators are removed. On an ASCII prefix, no core present means no
 # pattern can match, and that check runs at C speed, while the regex costs some 20 ns a
 # character; the regex still decides when a core is present.
-_THROTTLE_CORES = (
-    b"ratelimit", b"toomanyrequests", b"throttl", b"slowdown", b"reduceyourrequestrate",
-    b"rateexceeded", b"quotaexceeded", b"limitexceeded", b"abusedetection", b"robotdetect",
-    b"areyouarobot", b"notarobot", b"captcha",
-)  # fmt: skip
+# Each core is filed under a letter it holds that prose seldom uses: a search for one byte
+# (memchr) skips the whole group when that letter is absent, where each core searched for
+# costs about a nanosecond a character, thirteen times.
+_THROTTLE_CORE_GROUPS = (
+    (b"m", (b"ratelimit",)),
+    (b"q", (b"toomanyrequests", b"reduceyourrequestrate", b"quotaexceeded")),
+    (b"h", (b"throttl",)),
+    (b"w", (b"slowdown",)),
+    (b"x", (b"rateexceeded", b"limitexceeded")),
+    (b"b", (b"abusedetection", b"robotdetect", b"areyouarobot", b"notarobot")),
+    (b"p", (b"captcha",)),
+)
 _SEPARATORS = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f_-"
+
+
+def _holds_core(squeezed: bytes) -> bool:
+    for letter, cores in _THROTTLE_CORE_GROUPS:  # loops: any() over generators cost a third more
+        if letter in squeezed:
+            for core in cores:
+                if core in squeezed:
+                    return True
+    return False
 
 
 def body_says_throttled(body: bytes | str | None, *, status: int | None = None) -> bool:
@@ -516,7 +532,7 @@ def body_says_throttled(body: bytes | str | None, *, status: int | None = None) 
     raw = prefix if isinstance(prefix, bytes) else prefix.encode("utf-8", "replace")
     if raw.isascii():
         squeezed = raw.lower().translate(None, _SEPARATORS)
-        if not any(core in squeezed for core in _THROTTLE_CORES):
+        if not _holds_core(squeezed):
             return False
     text = prefix.decode("utf-8", "replace") if isinstance(prefix, bytes) else prefix
     return (_THROTTLE_400 if status == 400 else _THROTTLE).search(text) is not None

@@ -1,0 +1,176 @@
+"""The mapping's fast paths give what the plain way gives: each is checked against it over many
+random inputs made of the pieces its shortcut turns on."""
+
+from __future__ import annotations
+
+import random
+import re
+import string
+
+import pytest
+
+from pytest_nucleo import _excerpt, _markup, _quote, _secrets, _status
+
+# --- the page reader ---------------------------------------------------------------------------
+
+_TAGS = [
+    "html", "head", "body", "title", "style", "script", "div", "p", "span", "b", "h1", "li",
+    "nav", "footer", "br", "section", "center", "Div", "P", "textarea", "noscript",
+]  # fmt: skip
+_CLASSES = ["row", "nav", "footer", "cf-error-status", "main", "", "skip-link", "cookie banner"]
+_WORDS = [
+    "upstream", "timed out", "502 Bad Gateway", "nginx", "What can I do?", "Error code 520",
+    "\n", " ", "  ", "\t", "caf\u00e9", "a > b", "x" * 150,
+]  # fmt: skip
+# Markup the fast reader leaves to html.parser, sprinkled in rarely.
+_ODD_MARKUP = ["&amp;", "<!-- c -->", "<br/>", "<p >", "<input disabled>", "a < b", "<?x?>"]
+
+
+# Elements with raw text (title, style, script) or left to html.parser: rarer, so that many
+# pages are plain.
+_TAG_WEIGHTS = [
+    0.3 if name in ("title", "style", "script", "textarea", "noscript") else 3 for name in _TAGS
+]
+
+
+def _tag(rng: random.Random) -> str:
+    name = rng.choices(_TAGS, _TAG_WEIGHTS)[0]
+    roll = rng.random()
+    if roll < 0.35:
+        return f"</{name}>"
+    attributes = "".join(
+        f" {rng.choice(['class', 'id', 'ID', 'data-x'])}={quote}{rng.choice(_CLASSES)}{quote}"
+        for quote in rng.choices(["'", '"'], k=rng.choice([0, 0, 1, 2]))
+    )
+    return f"<{name}{attributes}>"
+
+
+def _page(rng: random.Random) -> str:
+    parts = ["<!DOCTYPE html>"] if rng.random() < 0.3 else []
+    for _ in range(rng.choice([rng.randint(0, 30), rng.randint(60, 140)])):
+        roll = rng.random()
+        if roll < 0.005:
+            parts.append(rng.choice(_ODD_MARKUP))
+        elif roll < 0.5:
+            parts.append(_tag(rng))
+        else:
+            parts.append(rng.choice(_WORDS))
+    return "".join(parts)
+
+
+def _state(reader: _markup._PageReader) -> tuple[object, ...]:
+    return (
+        reader.title, reader.lines, reader._open, reader._hidden, reader._in_title,
+        reader.tags, reader.seen,
+    )  # fmt: skip
+
+
+def test_the_plain_page_reader_reads_as_html_parser_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(5)
+    fast = 0
+    cases = 2000
+    pages = [_page(rng) for _ in range(cases)]
+    needs = rng.choices([0, 1, 40, 300, 1001], k=cases)
+    for markup, need in zip(pages, needs, strict=True):
+        read = _markup._read_plain(markup, need)
+        if read is not None:
+            fast += 1
+            assert _state(read) == _state(_markup._parsed(markup, need)), (markup, need)
+    assert fast > cases // 3  # the fast reader was tried, not only refused
+    texts = [_markup.page_text(markup, need) for markup, need in zip(pages, needs, strict=True)]
+    monkeypatch.setattr(_markup, "_read_plain", lambda markup, need: None)
+    for markup, need, text in zip(pages, needs, texts, strict=True):
+        assert _markup.page_text(markup, need) == text, (markup, need)
+
+
+def test_a_plain_error_page_is_read_without_html_parser() -> None:
+    row = "<div class='row'><span>upstream</span> <b>timed out</b></div>\n"
+    page = "<html><head><title>502</title><style>b{}</style></head><body>" + row * 60
+    assert _markup._read_plain(page, 1001) is not None
+    assert _markup._read_plain("<p>a &amp; b</p>" + page, 0) is None
+    assert _markup._read_plain("<title>cut here", 0) is None  # html.parsers differ on it
+
+
+# --- collapsing ---------------------------------------------------------------------------------
+
+
+def test_collapsing_ascii_on_its_bytes_changes_no_result() -> None:
+    rng = random.Random(6)
+    alphabet = [chr(c) for c in range(0x21)] + ["\x7f", "a", "b", " ", "\ufffd", "\u200b", "\xa0"]
+
+    def plain(text: str) -> str:
+        return " ".join(_excerpt._ODD.sub(" ", text).split())
+
+    for _ in range(30_000):
+        text = "".join(rng.choices(alphabet[:-3] if rng.random() < 0.7 else alphabet, k=30))
+        assert _excerpt._collapse(text) == plain(text), repr(text)
+
+
+# --- the throttle rule ----------------------------------------------------------------------------
+
+
+def test_every_throttle_core_is_filed_under_a_letter_it_holds() -> None:
+    cores = [core for _, group in _status._THROTTLE_CORE_GROUPS for core in group]
+    assert len(cores) == len(set(cores)) == 13
+    for letter, group in _status._THROTTLE_CORE_GROUPS:
+        assert all(letter in core for core in group), letter
+
+
+def test_the_throttle_shortcut_changes_no_result() -> None:
+    rng = random.Random(7)
+    pieces = [
+        "rate limit", "Rate-Limit", "too_many requests", "THROTTLED", "slow down", "captcha",
+        "quota exceeded", "daily_limit_exceeded", "abuse detection", "robot", "not a robot",
+        "\"Throttling\"", "<Code>SlowDown</Code>", "ratelimited", "rate exceeded", " ", "-", "_",
+        "\n", "permission denied", "q", "x", "b", "m", "h", "w", "p", "\u00e9",
+    ]  # fmt: skip
+    for _ in range(8_000):
+        text = "".join(rng.choices(pieces, k=rng.randint(0, 8)))
+        for status in (400, 403):
+            expected = bool(
+                text
+                and (_status._THROTTLE_400 if status == 400 else _status._THROTTLE).search(text)
+            )
+            assert _status.body_says_throttled(text, status=status) == expected, (text, status)
+            assert _status.body_says_throttled(text.encode(), status=status) == expected
+
+
+# --- masking and quoting ------------------------------------------------------------------------
+
+
+def test_every_hint_is_filed_under_a_mark_it_holds() -> None:
+    # The token hints' marks are held by their patterns rather than by the hints ("xox" is
+    # always followed by "-"): test_shortcuts_change_no_result checks those.
+    for groups in (
+        _secrets._UNPREFIXED_HINT_GROUPS, _secrets._URL_HINT_GROUPS,
+        _secrets._WEBHOOK_HINT_GROUPS, _secrets._AUTH_HINT_GROUPS, _secrets._PAIR_HINT_GROUPS,
+    ):  # fmt: skip
+        for mark, hints in groups:
+            assert all(mark in hint for hint in hints), mark
+
+
+def test_the_quote_finds_the_cut_mark_as_a_split_did() -> None:
+    rng = random.Random(8)
+    old = re.compile(r" ?\[\.\.\. \d+ of \d+ (?:bytes|characters) not shown \.\.\.\] ?")
+    pieces = [
+        "[... 12 of 300 bytes not shown ...]", "[... 1 of 2 characters not shown ...]",
+        "[... x of 2 bytes not shown ...]", " ", "  ", "'", '"', "word", "[...", "...]",
+    ]  # fmt: skip
+    for _ in range(20_000):
+        excerpt = "".join(rng.choices(pieces + list(string.ascii_letters[:4]), k=6))
+        cut = _quote._CUT_MARK.search(excerpt)
+        head = excerpt[: cut.start()] if cut else excerpt
+        assert head.strip() == old.split(excerpt, maxsplit=1)[0].strip(), excerpt
+
+
+def test_json_strings_unrolled_match_as_before() -> None:
+    rng = random.Random(9)
+    string_before = r'"(?:[^"\\]|\\.)*"'
+    field = re.compile(r'"(' + "|".join(_quote._MESSAGE_KEYS) + r')"\s*:\s*(' + string_before + ")")
+    key = re.compile(string_before + r"\s*:")
+    pieces = ['"message"', '"error"', ": ", ":", '"', "\\", '\\"', "ab", " ", "\n", "{", "\u00e9"]
+    for _ in range(20_000):
+        text = "".join(rng.choices(pieces, k=rng.randint(0, 12)))
+        found = [match.group(1, 2) for match in _quote._FIELD.finditer(text)]
+        assert found == [match.group(1, 2) for match in field.finditer(text)], text
+        assert _quote._JSON_KEY.sub("", text) == key.sub("", text), text
