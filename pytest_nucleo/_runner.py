@@ -451,7 +451,7 @@ def _for_the_log(exc: BaseException, copies: dict[int, BaseException]) -> BaseEx
 def _log_failure(name: str, failure: LLMReadableException) -> None:
     if failure.is_correctable:
         # Correctable failures are the normal back-and-forth with the model: no stack trace.
-        if logger.isEnabledFor(logging.WARNING):
+        if _heard(logging.WARNING):
             logger.warning(
                 "tool %s failed (correctable): %s",
                 name,
@@ -459,7 +459,7 @@ def _log_failure(name: str, failure: LLMReadableException) -> None:
                 extra={"nucleo_failure": failure},  # for the pytest plugin's strict mode
             )
         return
-    if not logger.isEnabledFor(logging.ERROR):
+    if not _heard(logging.ERROR):
         return
     # Never the original object: whatever handler is installed reads the copy.
     logged = _for_the_log(failure, {})
@@ -474,6 +474,27 @@ def _log_failure(name: str, failure: LLMReadableException) -> None:
         "run_tool",
     )
     logger.handle(record)
+
+
+def _heard(level: int) -> bool:
+    """Whether a record of ``level`` from the runner's logger would reach anything: a filter of
+    the logger, or a handler on its way up that is not a ``NullHandler`` (the package's own,
+    which an application that routes nowhere leaves alone). A failure is logged on every call
+    that fails, a refusal of an open circuit in a few microseconds; building a record, and the
+    redacted copy of the failure it carries, for no reader would cost several times that."""
+    if not logger.isEnabledFor(level):
+        return False
+    if logger.filters:
+        return True
+    found = False
+    current: logging.Logger | None = logger
+    while current is not None:
+        for handler in current.handlers:
+            found = True
+            if level >= handler.level and type(handler) is not logging.NullHandler:
+                return True
+        current = current.parent if current.propagate else None
+    return not found  # no handler at all: logging's last resort writes the record to stderr
 
 
 # --- arguments -------------------------------------------------------------------------------
@@ -696,6 +717,9 @@ class _RetryBudget:
         return failure
 
 
+_DEFAULT_BUDGET = _RetryBudget(*_DEFAULTS)
+
+
 @dataclasses.dataclass(slots=True)
 class _Call:
     tool: Callable[..., Any]
@@ -726,8 +750,11 @@ class _Call:
     ) -> _Call:
         if not callable(target):
             raise TypeError(f"a tool must be callable; got a {type(target).__name__}")
-        if (retries, backoff, max_backoff) != _DEFAULTS:
+        if (retries, backoff, max_backoff) == _DEFAULTS:
+            budget = _DEFAULT_BUDGET  # built once: a frozen dataclass is slow to build
+        else:
             _check_options(retries, backoff, max_backoff)
+            budget = _RetryBudget(retries, float(backoff), float(max_backoff))
         _check_text_limit(text_limit)
         info = ToolInfo.of(target)
         if text_limit is None and info is not None:
@@ -740,7 +767,7 @@ class _Call:
             tool=target,
             name=name or (info.name if info is not None else _name_of(target)),
             limiters=attached,
-            budget=_RetryBudget(retries, float(backoff), float(max_backoff)),
+            budget=budget,
             clock=clock if clock is not None else SYSTEM_CLOCK,
             facts=_facts(target),
             text_limit=DEFAULT_TEXT_LIMIT if text_limit is None else text_limit,

@@ -337,10 +337,13 @@ def _one_of_weighted(branches: list[tuple[int, st.SearchStrategy[T]]]) -> st.Sea
     """One of ``branches`` with the given whole weights. Drawn as an index from a short list
     (hypothesis draws a small ``sampled_from`` evenly; a wide integer leans towards 0)."""
     slots = [strategy for weight, strategy in branches for _ in range(weight)]
+    # Built once, not per draw: a strategy made inside a draw is validated and labelled anew
+    # each time, which cost a generated scenario more than drawing it.
+    index = st.sampled_from(range(len(slots)))
 
     @st.composite
     def pick(draw: st.DrawFn) -> T:
-        return draw(slots[draw(st.sampled_from(range(len(slots))))])
+        return draw(slots[draw(index)])
 
     return pick()
 
@@ -364,6 +367,9 @@ def _scenarios(
 
     # Composites, not st.builds or .map: hypothesis prints a failing example made by those as
     # the call that made it (lambdas and all), and a composite's by its value's readable repr.
+    # Each strategy a composite draws from is built here, once (see _one_of_weighted).
+    maybe_retry_after = st.none() | retry_afters
+
     @st.composite
     def answered(draw: st.DrawFn) -> Scenario:
         status = draw(statuses)
@@ -371,7 +377,7 @@ def _scenarios(
             raise InvalidArgument(
                 f"statuses drew {status!r}: it must draw HTTP statuses, ints from 100 to 599"
             )
-        return _status_scenario(kind, status, draw(bodies), draw(st.none() | retry_afters))
+        return _status_scenario(kind, status, draw(bodies), draw(maybe_retry_after))
 
     def unreachable(outcomes: st.SearchStrategy[Outcome]) -> st.SearchStrategy[Scenario]:
         return outcomes.map(
@@ -383,18 +389,25 @@ def _scenarios(
             )
         )
 
-    @st.composite
-    def throttled(draw: st.DrawFn, statuses: tuple[int, ...], waits: bool | None) -> Scenario:
+    some_wait = st.integers(0, 3600)
+    wait_strategies = {True: some_wait, False: st.none(), None: st.none() | some_wait}
+
+    def throttled(statuses: tuple[int, ...], waits: bool | None) -> st.SearchStrategy[Scenario]:
         """A throttle answer; ``waits``: with a Retry-After (True), without, or either (None)."""
-        status = draw(st.sampled_from(statuses))
-        some_wait = st.integers(0, 3600)
-        wait = draw({True: some_wait, False: st.none(), None: st.none() | some_wait}[waits])
-        return Scenario(
-            f"throttle-{status}" + ("" if wait is None else f" Retry-After {wait}"),
-            kind,
-            throttle(wait, status=status),
-            status_expectation(kind, status, throttle_body=True, retry_after=wait),
-        )
+        throttle_statuses, throttle_waits = st.sampled_from(statuses), wait_strategies[waits]
+
+        @st.composite
+        def a_throttle(draw: st.DrawFn) -> Scenario:
+            status = draw(throttle_statuses)
+            wait = draw(throttle_waits)
+            return Scenario(
+                f"throttle-{status}" + ("" if wait is None else f" Retry-After {wait}"),
+                kind,
+                throttle(wait, status=status),
+                status_expectation(kind, status, throttle_body=True, retry_after=wait),
+            )
+
+        return a_throttle()
 
     @st.composite
     def not_found(draw: st.DrawFn) -> Scenario:

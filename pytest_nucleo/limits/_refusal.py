@@ -56,24 +56,42 @@ class LimiterRefusalException(UncorrectableLLMException):
             budget,
             units,
         )
-        # The cached texts are already clean. LLMReadableException.__init__ would clean them
-        # again, and its secret-masking regexes are most of what a refusal costs, so the two
-        # messages are set here directly, exactly as that __init__ sets them.
-        Exception.__init__(self, technical)
-        self._message = technical
-        self.llm_message = text
-        """The model-facing message: which limiter refused and when calling again can help."""
-        self._keep(
-            limiter_name=limiter_name,
-            max_requests=max_requests,
-            window_seconds=window_seconds,
-            off_for=off_for,
-            reason=reason,
-            last_failure=last_failure,
-            max_wait_seconds=max_wait_seconds,
-            budget=budget,
-            units=units,
+        args = (
+            limiter_name,
+            max_requests,
+            window_seconds,
+            off_for,
+            reason,
+            last_failure,
+            max_wait_seconds,
+            budget,
+            units,
         )
+        # The cached texts are already clean. LLMReadableException.__init__ would clean them
+        # again, and its secret-masking regexes are most of what a refusal costs, so what it
+        # and _keep set is set here directly, exactly as they set it: a refusal is every call
+        # while a circuit is open, and goes back to the model within microseconds.
+        Exception.__init__(self, technical)
+        attributes = self.__dict__
+        attributes["_message"] = technical
+        attributes["llm_message"] = text  # the model-facing message
+        attributes.update(zip(_FIELDS, args, strict=True))
+        attributes["_fields"] = _FIELDS
+        self.args = args
+
+
+_FIELDS = (
+    "limiter_name",
+    "max_requests",
+    "window_seconds",
+    "off_for",
+    "reason",
+    "last_failure",
+    "max_wait_seconds",
+    "budget",
+    "units",
+)
+"""The constructor's arguments, in order: the exception's fields and ``args``."""
 
 
 @functools.lru_cache(maxsize=512)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from importlib import import_module
 from typing import Any, ClassVar, NoReturn, TypeVar
 
 import pytest
@@ -171,9 +172,11 @@ class ToolContract:
         included. Don't call it."""
         if "nucleo_scenario" in metafunc.fixturenames:
             # The fakes of the clients imported by now (the tool's, whose module is imported)
-            # are loaded at collection, with the rest of the test stack, rather than by the
-            # first scenario: a scenario's time is then the tool's and the checks'.
+            # and llm_snapshot's extension are loaded at collection, with the rest of the test
+            # stack, rather than by the first scenario: a scenario's time is then the tool's
+            # and the checks'.
             backend_factories()
+            import_module(f"{__package__}._snapshot")
             cls = type(self)
             matrix = cls._matrix
             if cls.recorded:
