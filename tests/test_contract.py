@@ -507,6 +507,7 @@ def test_the_matrix_shows_each_row_and_a_changed_text(
     assert "matches" not in changed.stdout.str()  # by default, only the rows that need a look
 
 
+@pytest.mark.slow
 def test_report_merges_xdist_workers(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -38,6 +38,7 @@ CALLS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("client", sorted(CALLS))
 def test_a_client_imported_only_inside_the_test_body_is_faked(
     pytester: pytest.Pytester, client: str

@@ -122,6 +122,7 @@ def test_users_snapshot_fixture_is_untouched(pytester: pytest.Pytester) -> None:
     pytester.runpytest().assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_runs_under_xdist(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_one="""
