@@ -65,6 +65,13 @@ def pytest_ignore_collect(collection_path: Path) -> bool | None:
     return True if left_out(collection_path) is not None else None
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's own reordering, which keeps fixtures' scopes
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # The tests marked slow, each seconds long, run first: pytest-xdist deals tests out in
+    # order, and one dealt last would keep a worker busy while the other has finished.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     lines = [
         f"{path.name}: {why}"

@@ -120,6 +120,7 @@ print(run_through_agents(nucleo_function_tool(leaky), {"order_number": "1"}).is_
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("framework", sorted(SCRIPTS))
 def test_no_secret_reaches_stderr_through_the_framework_s_logging(framework: str) -> None:
     if framework == "crewai":

@@ -507,6 +507,7 @@ def test_the_matrix_shows_each_row_and_a_changed_text(
     assert "matches" not in changed.stdout.str()  # by default, only the rows that need a look
 
 
+@pytest.mark.slow
 def test_report_merges_xdist_workers(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -522,7 +523,10 @@ def test_report_merges_xdist_workers(
     pytester.runpytest("--snapshot-update").assert_outcomes(passed=FETCH_SCENARIOS + 1)
     summary = pytester.path / "step-summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    result = pytester.runpytest("-n", "2", "--nucleo-report=report", "--nucleo-strict")
+    # Each worker is a new process: langsmith's plugin, of no use here, is not loaded.
+    result = pytester.runpytest(
+        "-n", "2", "-p", "no:langsmith_plugin", "--nucleo-report=report", "--nucleo-strict"
+    )
     result.assert_outcomes(passed=FETCH_SCENARIOS + 1)
     result.stdout.fnmatch_lines(
         [

@@ -12,8 +12,10 @@ import textwrap
 
 import pytest
 
-# pytest-httpx2 imports httpx2 and langsmith's plugin requests when pytest starts.
+# pytest-httpx2 imports httpx2 and langsmith's plugin requests when pytest starts; hypothesis',
+# anyio's and xdist's plugins are of no use here, and loading them cost each run 1.5 s.
 CLEAN = ("-p", "no:cacheprovider", "-p", "no:pytest_httpx2", "-p", "no:langsmith_plugin")
+CLEAN += ("-p", "no:hypothesispytest", "-p", "no:anyio", "-p", "no:xdist")
 
 CALLS = {
     "requests": """
@@ -38,6 +40,7 @@ CALLS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("client", sorted(CALLS))
 def test_a_client_imported_only_inside_the_test_body_is_faked(
     pytester: pytest.Pytester, client: str

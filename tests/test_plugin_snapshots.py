@@ -122,6 +122,7 @@ def test_users_snapshot_fixture_is_untouched(pytester: pytest.Pytester) -> None:
     pytester.runpytest().assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_runs_under_xdist(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_one="""
@@ -140,7 +141,9 @@ def test_runs_under_xdist(pytester: pytest.Pytester) -> None:
             assert f"text {n}" == llm_snapshot
         """,
     )
-    written = pytester.runpytest("-n", "2", "--snapshot-update")
+    # Each worker is a new process: the plugins it has no use for are not loaded (1.5 s each).
+    unused = ("-p", "no:langsmith_plugin", "-p", "no:hypothesispytest", "-p", "no:anyio")
+    written = pytester.runpytest("-n", "2", "--snapshot-update", *unused)
     written.assert_outcomes(passed=7)
     assert written.ret == 0
     # Both workers wrote into the same files: every snapshot is there, whole. (Reading them

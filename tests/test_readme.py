@@ -9,6 +9,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from pytest_nucleo.testing import FakeUpstream
 from pytest_nucleo.testing._docs import DOCS_URL
 from tests._doc_blocks import ALL, ROOT
@@ -62,6 +64,7 @@ def test_the_text_the_readme_shows_is_what_its_example_test_stores() -> None:
     assert stored.text == shown.code.rstrip("\n")
 
 
+@pytest.mark.slow
 def test_the_first_command_prints_the_failure_matrix_of_both_examples() -> None:
     # What the README promises of `pytest examples`. The frameworks example is left out, as
     # the first command skips it (it needs the test extra). A reader's terminal is wide.
