@@ -71,13 +71,12 @@ class LimiterRefusalException(UncorrectableLLMException):
         # again, and its secret-masking regexes are most of what a refusal costs, so what it
         # and _keep set is set here directly, exactly as they set it: a refusal is every call
         # while a circuit is open, and goes back to the model within microseconds.
-        Exception.__init__(self, technical)
+        Exception.__init__(self, *args)  # args in constructor order, as _keep sets them
         attributes = self.__dict__
         attributes["_message"] = technical
         attributes["llm_message"] = text  # the model-facing message
         attributes.update(zip(_FIELDS, args, strict=True))
         attributes["_fields"] = _FIELDS
-        self.args = args
 
 
 _FIELDS = (
