@@ -154,17 +154,7 @@ def decision_cost(port: int, server_pid: int, repeats: int) -> None:
     hit = limits_hit(port)
     if hit is not None:
         operations["limits moving window hit (Redis)"] = hit
-    wall: dict[str, list[float]] = {name: [] for name in operations}
-    cpu: dict[str, list[float]] = {name: [] for name in operations}
-    for _ in range(repeats):
-        for name, operation in operations.items():  # interleaved: each repeat sees one load
-            before, start = server_cpu_ns(server_pid), time.perf_counter()
-            for _ in range(NUMBER):
-                operation()
-            wall[name].append((time.perf_counter() - start) / NUMBER * 1e6)
-            after = server_cpu_ns(server_pid)
-            if before is not None and after is not None:
-                cpu[name].append((after - before) / NUMBER / 1e3)
+    wall, cpu = timed_in_turns(operations, server_pid, repeats)
     ping, kept_name = "PING, client.ping()", "PING on one kept connection"
 
     def ratio(name: str, base: str) -> float:
@@ -181,6 +171,26 @@ def decision_cost(port: int, server_pid: int, repeats: int) -> None:
         )
     print("  target: shared admission and recorded success <= 1.5x a PING on a kept connection")
     plain.connection_pool.release(kept)
+
+
+def timed_in_turns(
+    operations: dict[str, Callable[[], object]], server_pid: int, repeats: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Each operation's wall time and the server's CPU time per call, in microseconds: batches
+    of NUMBER calls, the operations in turns so each repeat sees one load (no CPU figures
+    where the server's cannot be read)."""
+    wall: dict[str, list[float]] = {name: [] for name in operations}
+    cpu: dict[str, list[float]] = {name: [] for name in operations}
+    for _ in range(repeats):
+        for name, operation in operations.items():
+            before, start = server_cpu_ns(server_pid), time.perf_counter()
+            for _ in range(NUMBER):
+                operation()
+            wall[name].append((time.perf_counter() - start) / NUMBER * 1e6)
+            after = server_cpu_ns(server_pid)
+            if before is not None and after is not None:
+                cpu[name].append((after - before) / NUMBER / 1e3)
+    return wall, cpu
 
 
 def window_sizes(port: int, server_pid: int, repeats: int) -> None:
@@ -206,17 +216,7 @@ def window_sizes(port: int, server_pid: int, repeats: int) -> None:
         return admit
 
     operations = {"window of 10": nearly_full(10), "window of 10,000": nearly_full(10_000)}
-    wall: dict[str, list[float]] = {name: [] for name in operations}
-    cpu: dict[str, list[float]] = {name: [] for name in operations}
-    for _ in range(repeats):
-        for name, operation in operations.items():
-            before, start = server_cpu_ns(server_pid), time.perf_counter()
-            for _ in range(NUMBER):
-                operation()
-            wall[name].append((time.perf_counter() - start) / NUMBER * 1e6)
-            after = server_cpu_ns(server_pid)
-            if before is not None and after is not None:
-                cpu[name].append((after - before) / NUMBER / 1e3)
+    wall, cpu = timed_in_turns(operations, server_pid, repeats)
     print(f"Window size, a shared admission on a nearly full window, median of {repeats}:")
     for name in operations:
         server = f"{statistics.median(cpu[name]):8.1f} us" if cpu[name] else "        -"

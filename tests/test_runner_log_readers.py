@@ -56,6 +56,19 @@ def routed_nowhere(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
     return route
 
 
+def _run_with_a_handler(level: int, monkeypatch: pytest.MonkeyPatch) -> list[logging.LogRecord]:
+    """Run the broken tool with a handler of ``level`` on the package's logger; what it got."""
+    seen: list[logging.LogRecord] = []
+    handler = logging.Handler(level)
+    monkeypatch.setattr(handler, "emit", seen.append)
+    PACKAGE.addHandler(handler)
+    try:
+        nucleo.run_tool(broken)
+    finally:
+        PACKAGE.removeHandler(handler)
+    return seen
+
+
 def test_no_record_is_built_when_only_the_null_handler_would_get_it(
     routed_nowhere: Callable[[], None], records_built: list[logging.LogRecord]
 ) -> None:
@@ -71,14 +84,7 @@ def test_a_handler_above_error_does_not_make_the_runner_build_a_record(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     routed_nowhere()
-    seen: list[logging.LogRecord] = []
-    handler = logging.Handler(logging.CRITICAL)
-    monkeypatch.setattr(handler, "emit", seen.append)
-    PACKAGE.addHandler(handler)
-    try:
-        nucleo.run_tool(broken)
-    finally:
-        PACKAGE.removeHandler(handler)
+    seen = _run_with_a_handler(logging.CRITICAL, monkeypatch)
     assert records_built == []
     assert seen == []
 
@@ -89,15 +95,7 @@ def test_a_handler_that_takes_errors_gets_the_record_with_its_stack(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     routed_nowhere()
-    seen: list[logging.LogRecord] = []
-    handler = logging.Handler(logging.ERROR)
-    monkeypatch.setattr(handler, "emit", seen.append)
-    PACKAGE.addHandler(handler)
-    try:
-        nucleo.run_tool(broken)
-    finally:
-        PACKAGE.removeHandler(handler)
-    [record] = seen
+    [record] = _run_with_a_handler(logging.ERROR, monkeypatch)
     assert records_built == [record]
     assert record.levelno == logging.ERROR
     assert record.getMessage() == "tool broken failed: Shop: HTTP 503"
