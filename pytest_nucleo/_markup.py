@@ -144,7 +144,7 @@ _PLAIN_TOKEN = re.compile(
     r"|(?i:<!doctype html>)"
 )
 # A "<" that starts none of the plain tokens (found by one C-speed scan for "<").
-_NOT_A_TAG = re.compile(r"<(?![a-zA-Z/]|!DOCTYPE html>)")
+_NOT_A_TAG = re.compile(r"<(?![a-zA-Z/]|(?i:!doctype html>))")
 _PLAIN_ATTRIBUTE = re.compile(r" ([a-zA-Z][a-zA-Z0-9_-]*)=(?:\"([^\"]*)\"|'([^']*)')")
 # Elements whose content html.parser reads as text, in one Python version or another (title
 # and textarea since 3.14, xmp, iframe, noembed, noframes since 3.13.4 or so): with only text

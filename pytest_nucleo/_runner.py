@@ -481,10 +481,14 @@ def _heard(level: int) -> bool:
     the logger, or a handler on its way up that is not a ``NullHandler`` (the package's own,
     which an application that routes nowhere leaves alone). A failure is logged on every call
     that fails, a refusal of an open circuit in a few microseconds; building a record, and the
-    redacted copy of the failure it carries, for no reader would cost several times that."""
+    redacted copy of the failure it carries, for no reader would cost several times that.
+    Some readers take records before any handler (Sentry's logging integration replaces
+    ``Logger.callHandlers``): when logging's own record path is not logging's, every record
+    that passes the level is built."""
     if not logger.isEnabledFor(level):
         return False
-    if logger.filters:
+    kind = type(logger)
+    if logger.filters or not (_standard(kind.handle) and _standard(kind.callHandlers)):
         return True
     found = False
     current: logging.Logger | None = logger
@@ -495,6 +499,11 @@ def _heard(level: int) -> bool:
                 return True
         current = current.parent if current.propagate else None
     return not found  # no handler at all: logging's last resort writes the record to stderr
+
+
+def _standard(method: Callable[..., Any]) -> bool:
+    """Whether ``method`` of the runner logger's class is the logging module's own."""
+    return getattr(method, "__module__", None) == "logging"
 
 
 # --- arguments -------------------------------------------------------------------------------

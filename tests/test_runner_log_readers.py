@@ -160,3 +160,45 @@ def test_a_correctable_failure_is_logged_only_when_a_handler_takes_warnings(
     assert made == [record]
     assert record.levelno == logging.WARNING
     assert record.exc_info is None
+
+
+def test_a_reader_that_wraps_call_handlers_still_gets_every_failure(
+    routed_nowhere: Callable[[], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As Sentry's logging integration does: it replaces Logger.callHandlers and turns records
+    # into events whatever handlers there are, so an application with no handler of its own
+    # still reports tool failures.
+    routed_nowhere()
+    taken: list[tuple[str, int]] = []
+    original = logging.Logger.callHandlers
+
+    def reporting(self: logging.Logger, record: logging.LogRecord) -> None:
+        taken.append((record.name, record.levelno))
+        original(self, record)
+
+    monkeypatch.setattr(logging.Logger, "callHandlers", reporting)
+    nucleo.run_tool(broken)
+    nucleo.run_tool(wrong)
+    assert taken == [
+        ("pytest_nucleo.runner", logging.ERROR),
+        ("pytest_nucleo.runner", logging.WARNING),
+    ]
+
+
+def test_a_logger_class_of_its_own_still_gets_every_failure(
+    routed_nowhere: Callable[[], None],
+    records_built: list[logging.LogRecord],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    routed_nowhere()
+    handled: list[logging.LogRecord] = []
+
+    class Watching(logging.Logger):
+        def handle(self, record: logging.LogRecord) -> None:
+            handled.append(record)
+            super().handle(record)
+
+    monkeypatch.setattr(_runner.logger, "__class__", Watching)
+    nucleo.run_tool(broken)
+    assert handled == records_built
+    assert len(handled) == 1
