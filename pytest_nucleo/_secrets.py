@@ -29,6 +29,7 @@ import binascii
 import functools
 import re
 from collections.abc import Iterable
+from typing import AnyStr
 
 MASK = "[REDACTED]"
 
@@ -349,9 +350,9 @@ def _may_hold_card(text: str) -> bool:
     return _THIRTEEN_DIGITS in text.encode("ascii").translate(_DIGIT_MAP, b" -")
 
 
-def _has_hint(text: str, groups: tuple[tuple[str, tuple[str, ...]], ...]) -> bool:
-    """Whether ``text`` holds one of the hints of ``groups`` (each filed under a character it
-    holds)."""
+def holds_hint(text: AnyStr, groups: tuple[tuple[AnyStr, tuple[AnyStr, ...]], ...]) -> bool:
+    """Whether ``text`` holds one of the hints of ``groups``, each filed under a character it
+    holds: one search for that character (memchr) skips its whole group."""
     for mark, hints in groups:  # loops, not any() over generators: a third faster here
         if mark in text:
             for hint in hints:
@@ -365,20 +366,20 @@ def _redact(text: str, values: list[str]) -> str:
         text = _mask_value(text, value)
     if _PEM_HINT in text:
         text = _PEM.sub(MASK, text)
-    if _has_hint(text, _URL_HINT_GROUPS):
+    if holds_hint(text, _URL_HINT_GROUPS):
         text = _USERINFO.sub(r"\1", text)
         text = _QUERY.sub(r"\1", text)
-    if _has_hint(text, _WEBHOOK_HINT_GROUPS):
+    if holds_hint(text, _WEBHOOK_HINT_GROUPS):
         text = _WEBHOOK.sub(lambda match: f"{match.group(1) or match.group(2)}{MASK}", text)
-    if _has_hint(text, _TOKEN_HINT_GROUPS):
+    if holds_hint(text, _TOKEN_HINT_GROUPS):
         text = _TOKENS.sub(MASK, text)
-    if _has_hint(text, _UNPREFIXED_HINT_GROUPS):
+    if holds_hint(text, _UNPREFIXED_HINT_GROUPS):
         text = _UNPREFIXED.sub(MASK, text)
     if _may_hold_card(text):
         text = _CARD.sub(_card, text)
     folded = text.lower() if text.isascii() else _fold(text)
-    if _has_hint(folded, _AUTH_HINT_GROUPS):
+    if holds_hint(folded, _AUTH_HINT_GROUPS):
         text = _AUTH_SCHEME.sub(rf"\1\2{MASK}", text)
-    if _has_hint(folded, _PAIR_HINT_GROUPS):
+    if holds_hint(folded, _PAIR_HINT_GROUPS):
         text = _SECRET_PAIR.sub(rf"\1\2{MASK}", text)
     return text

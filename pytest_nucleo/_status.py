@@ -39,6 +39,7 @@ from ._exceptions import (
 from ._excerpt import body_excerpt, safe_endpoint
 from ._quote import said_of
 from ._retry_after import parse_retry_after
+from ._secrets import holds_hint
 from ._text import (
     BODY_LENGTH_LIMIT,
     VALUE_LIMIT,
@@ -514,15 +515,6 @@ _THROTTLE_CORE_GROUPS = (
 _SEPARATORS = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f_-"
 
 
-def _holds_core(squeezed: bytes) -> bool:
-    for letter, cores in _THROTTLE_CORE_GROUPS:  # loops: any() over generators cost a third more
-        if letter in squeezed:
-            for core in cores:
-                if core in squeezed:
-                    return True
-    return False
-
-
 def body_says_throttled(body: bytes | str | None, *, status: int | None = None) -> bool:
     """True when the start of ``body`` matches one of :data:`THROTTLE_PATTERNS`, or for
     ``status=400`` one of the stricter :data:`THROTTLE_400_PATTERNS`."""
@@ -532,7 +524,7 @@ def body_says_throttled(body: bytes | str | None, *, status: int | None = None) 
     raw = prefix if isinstance(prefix, bytes) else prefix.encode("utf-8", "replace")
     if raw.isascii():
         squeezed = raw.lower().translate(None, _SEPARATORS)
-        if not _holds_core(squeezed):
+        if not holds_hint(squeezed, _THROTTLE_CORE_GROUPS):
             return False
     text = prefix.decode("utf-8", "replace") if isinstance(prefix, bytes) else prefix
     return (_THROTTLE_400 if status == 400 else _THROTTLE).search(text) is not None
