@@ -56,14 +56,16 @@ def routed_nowhere(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
     return route
 
 
-def _run_with_a_handler(level: int, monkeypatch: pytest.MonkeyPatch) -> list[logging.LogRecord]:
-    """Run the broken tool with a handler of ``level`` on the package's logger; what it got."""
+def _run_with_a_handler(
+    level: int, monkeypatch: pytest.MonkeyPatch, tool: Callable[[], None] = broken
+) -> list[logging.LogRecord]:
+    """Run ``tool`` with a handler of ``level`` on the package's logger; what it got."""
     seen: list[logging.LogRecord] = []
     handler = logging.Handler(level)
     monkeypatch.setattr(handler, "emit", seen.append)
     PACKAGE.addHandler(handler)
     try:
-        nucleo.run_tool(broken)
+        nucleo.run_tool(tool)
     finally:
         PACKAGE.removeHandler(handler)
     return seen
@@ -137,7 +139,6 @@ def test_a_correctable_failure_is_logged_only_when_a_handler_takes_warnings(
     routed_nowhere: Callable[[], None], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     routed_nowhere()
-    seen: list[logging.LogRecord] = []
     made: list[logging.LogRecord] = []
     make = _runner.logger.makeRecord
 
@@ -149,14 +150,7 @@ def test_a_correctable_failure_is_logged_only_when_a_handler_takes_warnings(
     monkeypatch.setattr(_runner.logger, "makeRecord", counted)
     nucleo.run_tool(wrong)
     assert made == []
-    handler = logging.Handler(logging.WARNING)
-    monkeypatch.setattr(handler, "emit", seen.append)
-    PACKAGE.addHandler(handler)
-    try:
-        nucleo.run_tool(wrong)
-    finally:
-        PACKAGE.removeHandler(handler)
-    [record] = seen
+    [record] = _run_with_a_handler(logging.WARNING, monkeypatch, wrong)
     assert made == [record]
     assert record.levelno == logging.WARNING
     assert record.exc_info is None
