@@ -377,7 +377,22 @@ def test_threads_share_the_stores_connections_one_per_decision_in_flight(
         thread.join()
     stats = lim.stats()
     assert (stats.successes, stats.fallbacks) == (400, 0)
-    assert 1 <= len(store._idle) <= 8  # kept for the next decisions, never more than in flight
+    assert 1 <= len(store._kept.idle) <= 8  # kept for the next decisions, never more than in flight
+
+
+def test_stores_on_one_client_share_its_kept_connections(redis_server: RedisServer) -> None:
+    # A pool of two connections and twenty stores (one per limiter, as an application might
+    # build them): each store keeping its own connection would run the pool out by the third.
+    client = redis_server.client(max_connections=2)
+    limiters = [
+        RateLimiter("shop", max_requests=100, window_seconds=60,
+                    store=RedisStore(client, prefix=unique_prefix()))
+        for _ in range(20)
+    ]  # fmt: skip
+    for lim in limiters:
+        lim.record_success(lim.acquire())
+    assert [(lim.stats().successes, lim.stats().fallbacks) for lim in limiters] == [(1, 0)] * 20
+    assert client.ping()  # the pool's other connection is still free for the app's commands
 
 
 def test_a_kept_connection_the_server_closed_is_opened_again_not_read_as_an_outage(
@@ -388,7 +403,7 @@ def test_a_kept_connection_the_server_closed_is_opened_again_not_read_as_an_outa
     store = RedisStore(client, prefix=unique_prefix())
     lim = RateLimiter("shop", max_requests=100, window_seconds=60, store=store)
     lim.record_success(lim.acquire())
-    assert len(store._idle) == 1
+    assert len(store._kept.idle) == 1
     # Every other connection closed by the server, as a restart or its idle timeout would.
     assert client.client_kill_filter(_type="normal", skipme=True) >= 1
     with caplog.at_level(logging.WARNING, logger="pytest_nucleo"):
@@ -407,11 +422,11 @@ def test_a_forked_child_opens_its_own_connections(redis_server: RedisServer) -> 
         f"store = nucleo.RedisStore(client, prefix={unique_prefix()!r})\n"
         "lim = nucleo.RateLimiter('shop', max_requests=100, window_seconds=60, store=store)\n"
         "lim.record_success(lim.acquire())\n"
-        "parents = list(store._idle)\n"
+        "parents = list(store._kept.idle)\n"
         "child = os.fork()\n"
         "if child == 0:\n"
         "    lim.record_success(lim.acquire())\n"
-        "    os._exit(0 if all(c not in store._idle for c in parents) else 3)\n"
+        "    os._exit(0 if all(c not in store._kept.idle for c in parents) else 3)\n"
         "_, status = os.waitpid(child, 0)\n"
         "lim.record_success(lim.acquire())\n"
         "print(os.waitstatus_to_exitcode(status), lim.stats().successes, lim.stats().fallbacks)\n"

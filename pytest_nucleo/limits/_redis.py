@@ -34,6 +34,7 @@ import select
 import socket
 import struct
 import threading
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
@@ -64,6 +65,30 @@ _SERVER_STATES = frozenset(
 )  # fmt: skip
 
 
+class _Kept:
+    """A blocking client's connections kept for decisions: taken from its pool once, one per
+    decision in flight, and never given back, because the pool's way (take a connection, check
+    it has nothing to read, give it back, each time) costs about as much as the round trip.
+    Shared by every store on the client, so that many stores (one per limiter, say) keep no
+    more connections than decisions in flight, which a bounded pool could not otherwise give."""
+
+    def __init__(self) -> None:
+        self.idle: list[list[Any]] = []  # [connection, its socket, the socket's poll]
+        self.pid = os.getpid()  # a forked child starts a list of its own
+
+
+_kept_by_client: weakref.WeakKeyDictionary[Any, _Kept] = weakref.WeakKeyDictionary()
+_kept_lock = threading.Lock()
+
+
+def _kept_connections(client: Any) -> _Kept:
+    with _kept_lock:
+        kept = _kept_by_client.get(client)
+        if kept is None:
+            kept = _kept_by_client[client] = _Kept()
+        return kept
+
+
 class RedisStore:
     """Keep limiters' state in Redis, shared by every process whose limiter has the same name
     and ``prefix``: ``RateLimiter("github", ..., store=RedisStore(client, prefix="agents"))``.
@@ -71,9 +96,10 @@ class RedisStore:
     ``client`` is a ``redis.Redis`` or a ``redis.asyncio.Redis`` with a finite
     ``socket_timeout`` (a Redis that stops answering must not hold tool calls for long). With an
     asyncio client, use the limiter's awaitable methods (``aacquire``, ``arecord_success``, ...;
-    ``arun_tool`` does). A ``redis.Redis`` client's decisions go on connections the store takes
-    from its pool and keeps (one per decision in flight, never given back): with a bounded pool
-    (``max_connections``), give the store a client of its own.
+    ``arun_tool`` does). A ``redis.Redis`` client's decisions go on connections taken from its
+    pool and kept, shared by every store on that client: one per decision in flight, never
+    given back, so a bounded pool (``max_connections``) needs room for them beside the
+    application's own commands.
 
     When Redis cannot be reached (or answers slower than the timeout) the limiter decides in
     its process alone, logs a WARNING once, counts the decisions in ``stats().fallbacks`` and
@@ -171,11 +197,7 @@ class RedisStore:
         # EVALSHA names the script by its digest; on NOSCRIPT (a restarted or flushed server)
         # the script is loaded again. The digest is computed here, not asked of the server.
         self._sha = hashlib.sha1(_STEP.encode()).hexdigest()
-        # A blocking client's decisions go on connections taken from its pool once and kept
-        # here, one per decision in flight: the pool's way (take a connection, check it has
-        # nothing to read, give it back, each time) costs about as much as the round trip.
-        self._idle: list[list[Any]] = []  # [connection, its socket, the socket's poll]
-        self._pid = os.getpid()
+        self._kept = _kept_connections(client)
 
     def unreachable(self, exc: BaseException) -> bool:
         """Whether ``exc``, raised by a decision, means Redis cannot be reached now (the
@@ -193,10 +215,12 @@ class RedisStore:
         """The server's reply to one decision, ``frame`` (the command as sent, see
         :meth:`SharedState._frame`), on a blocking client, raising what redis-py raises. The
         client's ``retry`` applies, as to its own commands."""
-        if self._pid != os.getpid():  # a forked child: the parent's sockets are not its own
-            self._idle, self._pid = [], os.getpid()
+        idle = self._kept.idle
+        if self._kept.pid != os.getpid():  # a forked child: the parent's sockets are not its own
+            idle = self._kept.idle = []
+            self._kept.pid = os.getpid()
         try:
-            kept = self._idle.pop()
+            kept = idle.pop()
         except IndexError:
             kept = [self._connection(), None, None]
         else:
@@ -213,7 +237,7 @@ class RedisStore:
             connection.disconnect()  # a reply may be left unread; it reconnects when used
             raise
         finally:
-            self._idle.append(kept)
+            idle.append(kept)
 
     def _stale(self, kept: list[Any]) -> bool:
         """Whether a kept connection (with its socket and that socket's poll object, as
