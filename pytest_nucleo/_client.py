@@ -10,9 +10,11 @@ but the sending.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
+import ssl
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 from urllib.parse import parse_qsl, quote, quote_plus
@@ -291,6 +293,17 @@ def _checked(client: Any, owner: str, kind: str) -> Any:
     return client
 
 
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """The TLS context of the clients a service client builds for itself: httpx's default
+    (certifi's bundle, the SSL_CERT_FILE and SSL_CERT_DIR variables as they are when it is first
+    needed), built once per process. httpx builds one for every client it makes, loading the
+    bundle each time, about 40 ms: a tool that opens a service client per call (``async with
+    Shop() as shop``, the way an asyncio tool run by ``asyncio.run`` per call must) would pay
+    that on every call. A context is made to be shared, by threads and event loops alike."""
+    return httpx.create_ssl_context()
+
+
 class ServiceClient(_ServiceClientBase):
     """Base of a synchronous client for one HTTP service. Subclass it:
 
@@ -298,8 +311,9 @@ class ServiceClient(_ServiceClientBase):
 
     ``client`` is an ``httpx.Client`` or an ``httpx2.Client`` carrying your auth headers,
     timeouts and transport (both map the same way); without
-    one, a client is built once for this object (following redirects) and closed by
-    :meth:`close` or ``with``. For asyncio use :class:`AsyncServiceClient`.
+    one, a client is built once for this object (following redirects, on httpx's default TLS
+    settings, whose context all such clients share) and closed by :meth:`close` or ``with``.
+    For asyncio use :class:`AsyncServiceClient`.
     """
 
     def __init__(self, client: httpx.Client | httpx2.Client | None = None) -> None:
@@ -308,7 +322,7 @@ class ServiceClient(_ServiceClientBase):
         self.client: Any = (
             _checked(client, "ServiceClient", "Client")
             if client is not None
-            else httpx.Client(follow_redirects=True)
+            else httpx.Client(follow_redirects=True, verify=_tls())
         )
         """The httpx (or httpx2) client requests go through: the one given, or one built for this
         object."""
@@ -367,7 +381,7 @@ class AsyncServiceClient(_ServiceClientBase):
         self.client: Any = (
             _checked(client, "AsyncServiceClient", "AsyncClient")
             if client is not None
-            else httpx.AsyncClient(follow_redirects=True)
+            else httpx.AsyncClient(follow_redirects=True, verify=_tls())
         )
         """The async httpx (or httpx2) client requests go through: the one given, or one built for
         this object."""

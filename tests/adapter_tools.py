@@ -9,6 +9,7 @@ import asyncio
 from typing import Any
 
 import httpx
+from _tls import TLS
 
 import pytest_nucleo as nucleo
 
@@ -105,7 +106,7 @@ def fetch_order(order_number: str) -> Any:
     """Fetch one order of the shop by its number."""
     if order_number == "bug":
         raise KeyError(f"token {SECRET}")  # a bug whose message carries a secret
-    with Shop(httpx.Client(timeout=5.0)) as shop:
+    with Shop(httpx.Client(timeout=5.0, verify=TLS)) as shop:
         return shop.get_json(f"/orders/{order_number}")
 
 

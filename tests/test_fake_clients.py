@@ -22,6 +22,7 @@ import httpx
 import httpx2
 import pytest
 import requests
+from _tls import TLS
 from syrupy.assertion import SnapshotAssertion
 
 from pytest_nucleo.strategies import _TRANSPORT_FAILURES
@@ -50,7 +51,7 @@ Send = Callable[..., Answer]
 
 def _httpx_sync(module: Any) -> Send:
     def send(method: str, url: str, **kwargs: Any) -> Answer:
-        with module.Client() as client:
+        with module.Client(verify=TLS) as client:
             r = client.request(method, url, **kwargs)
         return Answer(r.status_code, {k.lower(): v for k, v in r.headers.items()}, r.text)
 
@@ -60,7 +61,7 @@ def _httpx_sync(module: Any) -> Send:
 def _httpx_async(module: Any) -> Send:
     def send(method: str, url: str, **kwargs: Any) -> Answer:
         async def go() -> Answer:
-            async with module.AsyncClient() as client:
+            async with module.AsyncClient(verify=TLS) as client:
                 r = await client.request(method, url, **kwargs)
             return Answer(r.status_code, {k.lower(): v for k, v in r.headers.items()}, r.text)
 

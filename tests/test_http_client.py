@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 import respx
+from _tls import TLS
 from syrupy.assertion import SnapshotAssertion
 
 import pytest_nucleo as nucleo
@@ -25,8 +26,6 @@ from pytest_nucleo import (
 )
 
 BASE = "https://shop.example/api/v2"
-# Building a TLS context is most of what an httpx client costs; build it once (PITFALLS).
-TLS = ssl.create_default_context()
 
 
 class Shop(ServiceClient):
@@ -194,7 +193,7 @@ def test_not_json_snapshot(
     assert failure_of("sync", http, "/orders/7").explain_to_llm() == llm_snapshot
 
 
-# Realistic messages: respx would otherwise say "Mock Error" (PITFALLS). The URL with its
+# Realistic messages: a respx side effect given an exception class says "Mock Error". The URL with its
 # secrets sits in the message, as some httpx errors do; it must never reach a text.
 LEAKY = "https://app:canary-pw-1@shop.example/api/v2/orders/7?api_key=canary-key-2"
 TRANSPORT = {
@@ -358,6 +357,34 @@ def test_an_owned_client_is_built_once_and_closed(router: respx.MockRouter) -> N
         assert shop.get_json("/a") == 1
         assert shop.client is first
     assert first.is_closed
+
+
+def test_the_clients_built_for_service_clients_share_one_tls_context(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # httpx builds a TLS context for each client, loading certifi's bundle (about 40 ms): a
+    # service client opened per call would pay that on every call. Each load is recorded.
+    from pytest_nucleo import _client
+
+    loaded: list[ssl.SSLContext] = []
+    load = ssl.SSLContext.load_verify_locations
+
+    def recorded(context: ssl.SSLContext, *args: Any, **kwargs: Any) -> None:
+        loaded.append(context)
+        load(context, *args, **kwargs)
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", recorded)
+    _client._tls.cache_clear()
+    try:
+        for _ in range(3):
+            Shop().close()
+            AsyncShop()
+        assert len(loaded) == 1
+    finally:
+        _client._tls.cache_clear()  # built again by the next test that needs it, unrecorded
+    # httpx's default settings: certificates and host names are checked.
+    assert loaded[0].verify_mode is ssl.CERT_REQUIRED
+    assert loaded[0].check_hostname
 
 
 def test_a_given_client_is_left_open(http: httpx.Client) -> None:

@@ -1,6 +1,7 @@
 """Totality and secrecy of the HTTP mapping over many random answers (no foreign exception, no secret).
 
-Plain seeded ``random``, not hypothesis: at this size hypothesis would cost minutes (PITFALLS).
+Plain seeded ``random``, not hypothesis: at this size hypothesis would cost minutes (a
+hypothesis example costs about a millisecond of its own).
 """
 
 from __future__ import annotations

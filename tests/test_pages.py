@@ -6,6 +6,7 @@ import re
 
 import httpx
 import pytest
+from _tls import TLS
 from syrupy.assertion import SnapshotAssertion
 
 from pytest_nucleo import body_excerpt, exception_for_response
@@ -58,7 +59,7 @@ READ = [
 def _fetch(status: int, **options: object) -> httpx.Response:
     with FakeUpstream() as upstream:
         upstream.get(URL).html_error(status, **options)  # type: ignore[arg-type]
-        return httpx.get(URL)
+        return httpx.get(URL, verify=TLS)
 
 
 def _title(page: str) -> str:
