@@ -273,6 +273,22 @@ def test_llm_errors_maps_every_urllib_failure_and_names_the_service(
     assert "\n---\n".join(texts) == llm_snapshot
 
 
+def test_a_redirect_loop_is_read_as_the_redirects_failure_not_as_an_answer(
+    llm_snapshot: SnapshotAssertion,
+) -> None:
+    # urllib gives up on a loop (or past ten redirects) by raising the last redirect as an
+    # HTTPError; it is read as httpx's and requests' TooManyRedirects are, not as a 302.
+    other = "https://api.upstream.example/items/43"
+    with FakeUpstream() as upstream:
+        upstream.get(URL).respond(302, headers={"Location": other})
+        upstream.get(other).respond(302, headers={"Location": URL})
+        with pytest.raises(ExternalServiceException) as caught:
+            _fetch_item()
+    assert isinstance(caught.value.__cause__, urllib.error.HTTPError)
+    assert "redirected the request too many times" in caught.value.llm_message
+    assert caught.value.explain_to_llm() == llm_snapshot
+
+
 def test_an_http_error_is_read_as_its_status_with_retry_after_and_body() -> None:
     with FakeUpstream() as upstream:
         upstream.get(URL).throttle(retry_after=30)

@@ -132,7 +132,13 @@ def _kind(exc: BaseException, call: _Call | None) -> Transport | None:
 
 def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None:
     if _is(exc, "urllib.error", "HTTPError"):
-        return read_response(exc)
+        if not _redirected_too_often(exc):
+            return read_response(exc)
+        call = _call_of(exc)
+        url = call.url if call is not None else None
+        url = url or getattr(exc, "url", None) or getattr(exc, "filename", None)
+        method = call.method if call is not None else None
+        return TransportSeen(Transport.TOO_MANY_REDIRECTS, method, url, host_of(url))
     if not (isinstance(exc, OSError) or _is(exc, "http.client", "HTTPException")):
         return None
     call = _call_of(exc)
@@ -142,6 +148,17 @@ def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None
     if call is None:
         return TransportSeen(kind)
     return TransportSeen(kind, call.method, call.url, call.host)
+
+
+def _redirected_too_often(exc: BaseException) -> bool:
+    """Whether urllib's redirect handler gave up, on a loop or after too many redirects: it
+    raises the last redirect as an ``HTTPError`` (a 3xx) whose message starts with its own
+    ``inf_msg``. That is no answer of the service's to map, but the redirects' failure, as
+    httpx's and requests' ``TooManyRedirects``."""
+    request = _loaded("urllib.request")
+    if request is None or not 300 <= int(getattr(exc, "code", 0) or 0) <= 399:
+        return False
+    return str(getattr(exc, "msg", "")).startswith(request.HTTPRedirectHandler.inf_msg)
 
 
 def read_response(obj: object) -> ResponseView | None:
