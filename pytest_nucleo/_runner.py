@@ -691,6 +691,7 @@ class _RetryBudget:
     ) -> float | RetriesExhaustedException:
         """The wait before the next attempt, or the failure that ends the call: the budget is
         spent, or the signal asks for a wait beyond ``max_backoff`` (never slept: reported)."""
+        _warn_of_sdk_retries(name, signal)
         if attempt >= self.retries:
             return self.exhausted(name, signal, attempt + 1)
         delay = min(self.backoff * 2.0**attempt, self.max_backoff)
@@ -727,6 +728,31 @@ class _RetryBudget:
 
 
 _DEFAULT_BUDGET = _RetryBudget(*_DEFAULTS)
+
+_SDKS_WARNED: set[str] = set()
+
+
+def _warn_of_sdk_retries(name: str, signal: UpstreamRetryException) -> None:
+    """Once per SDK and process, a WARNING when a provider SDK retried a request on its own
+    before its error became this retry signal: its retries then multiply the runner's, blind
+    to the budget and the limiters (with the default two, each attempt is three requests)."""
+    cause = signal.__cause__
+    if cause is None:
+        return
+    from ._providers import sdk_retries  # imports no SDK: one of its errors exists already
+
+    retried = sdk_retries(cause)
+    sdk = type(cause).__module__.partition(".")[0]
+    if retried and sdk not in _SDKS_WARNED:
+        _SDKS_WARNED.add(sdk)
+        logger.warning(
+            "tool %s: the %s client retried its request %d time(s) on its own before the "
+            "runner's retry; the runner retries provider failures itself, within its budget "
+            "and under the tool's limiters, so build the client with max_retries=0",
+            name,
+            sdk,
+            retried,
+        )
 
 
 @dataclasses.dataclass(slots=True)

@@ -12,6 +12,7 @@ needs_frameworks("anthropic", "openai")
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -50,7 +51,7 @@ def _answer(status: int, body: object, headers: dict[str, str] | None = None) ->
     return handle
 
 
-def _openai_error(handle: Handler) -> Exception:
+def _openai_error(handle: Handler, headers: dict[str, str] | None = None) -> Exception:
     client = openai.OpenAI(
         api_key=OPENAI_KEY,
         http_client=httpx2.Client(transport=httpx2.MockTransport(handle)),
@@ -58,7 +59,7 @@ def _openai_error(handle: Handler) -> Exception:
     )
     try:
         client.chat.completions.create(
-            model="gpt-4o", messages=[{"role": "user", "content": PROMPT}]
+            model="gpt-4o", messages=[{"role": "user", "content": PROMPT}], extra_headers=headers
         )
     except Exception as exc:
         return exc
@@ -339,6 +340,40 @@ def test_the_runner_retries_a_rate_limited_tool_and_tells_its_limiter() -> None:
     assert result.value == "a summary"
     assert clock.sleeps[0] == 20.0  # the server's Retry-After was waited, on the fake clock
     assert limiter.stats().successes == 1
+
+
+def test_a_client_that_retried_on_its_own_is_named_once_with_the_setting_to_change(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_nucleo import _runner
+
+    monkeypatch.setattr(_runner, "_SDKS_WARNED", set())
+    busy = _answer(429, _openai_body("Slow down.", "requests", "rate_limit_exceeded"))
+    # What openai's client raises on its third try, after two retries of its own: the retry
+    # count it sends with every request says so (set here, so that no test sleeps between tries).
+    errors = {
+        "alone": lambda: _openai_error(busy),
+        "retried": lambda: _openai_error(busy, {"x-stainless-retry-count": "2"}),
+    }
+    warned: dict[str, list[str]] = {}
+    for case in ("alone", "retried", "retried"):
+        caplog.clear()
+
+        def summarise() -> str:
+            raise errors[case]()  # noqa: B023  (called within this iteration)
+
+        with caplog.at_level(logging.WARNING, logger="pytest_nucleo"):
+            result = nucleo.run_tool(summarise, retries=1, clock=nucleo.FakeClock())
+        assert type(result.exception) is nucleo.RetriesExhaustedException
+        warned.setdefault(case, []).extend(
+            r.getMessage() for r in caplog.records if "max_retries=0" in r.getMessage()
+        )
+    assert warned["alone"] == []
+    assert warned["retried"] == [
+        "tool summarise: the openai client retried its request 2 time(s) on its own before "
+        "the runner's retry; the runner retries provider failures itself, within its budget "
+        "and under the tool's limiters, so build the client with max_retries=0"
+    ]  # once per process, not at every retry
 
 
 def test_a_providers_retry_after_holds_the_tools_limiter() -> None:

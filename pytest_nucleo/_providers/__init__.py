@@ -49,6 +49,9 @@ class ProviderSupport(Protocol):
     def provider_answer(self, exc: BaseException) -> ProviderAnswer | None:
         """What ``exc`` says, or None when it is not one of the SDK's API errors."""
 
+    def sdk_retries(self, exc: BaseException) -> int:
+        """How many times the SDK retried the request on its own before raising ``exc``."""
+
 
 _REGISTRY = LazyRegistry(__name__, _SUPPORT)
 
@@ -61,6 +64,13 @@ def provider_answer(exc: BaseException) -> ProviderAnswer | None:
     """What a provider SDK's error says; None for an exception of no known SDK."""
     support = _support_of(exc)
     return None if support is None else support.provider_answer(exc)
+
+
+def sdk_retries(exc: BaseException) -> int:
+    """How many times a provider SDK retried the request on its own before raising ``exc``;
+    0 when it did not, or for an exception of no known SDK."""
+    support = _support_of(exc)
+    return 0 if support is None else support.sdk_retries(exc)
 
 
 def providers() -> tuple[str, ...]:

@@ -6,4 +6,6 @@ import anthropic
 
 from ._sdk_api import SdkApi
 
-provider_answer = SdkApi(anthropic, "Anthropic", "anthropic-organization-id").provider_answer
+_api = SdkApi(anthropic, "Anthropic", "anthropic-organization-id")
+provider_answer = _api.provider_answer
+sdk_retries = _api.sdk_retries

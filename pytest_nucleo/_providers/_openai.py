@@ -6,4 +6,6 @@ import openai
 
 from ._sdk_api import SdkApi
 
-provider_answer = SdkApi(openai, "OpenAI", "openai-organization").provider_answer
+_api = SdkApi(openai, "OpenAI", "openai-organization")
+provider_answer = _api.provider_answer
+sdk_retries = _api.sdk_retries

@@ -51,6 +51,14 @@ class SdkApi:
             )
         return None
 
+    @staticmethod
+    def sdk_retries(exc: BaseException) -> int:
+        """How many times the SDK retried before raising ``exc``: the count it sends with every
+        request (``x-stainless-retry-count``), read from the last one."""
+        headers = getattr(getattr(exc, "request", None), "headers", None)
+        value = headers.get("x-stainless-retry-count") if headers is not None else None
+        return int(value) if isinstance(value, str) and value.isascii() and value.isdigit() else 0
+
     def _status_answer(self, exc: Any) -> ProviderAnswer:
         response = exc.response
         request = getattr(exc, "request", None)
