@@ -743,16 +743,17 @@ def _warn_of_sdk_retries(name: str, signal: UpstreamRetryException) -> None:
 
     retried = sdk_retries(cause)
     sdk = type(cause).__module__.partition(".")[0]
-    if retried and sdk not in _SDKS_WARNED:
-        _SDKS_WARNED.add(sdk)
-        logger.warning(
-            "tool %s: the %s client retried its request %d time(s) on its own before the "
-            "runner's retry; the runner retries provider failures itself, within its budget "
-            "and under the tool's limiters, so build the client with max_retries=0",
-            name,
-            sdk,
-            retried,
-        )
+    if not retried or sdk in _SDKS_WARNED:
+        return
+    _SDKS_WARNED.add(sdk)
+    logger.warning(
+        "tool %s: the %s client retried its request %d time(s) on its own before the "
+        "runner's retry; the runner retries provider failures itself, within its budget "
+        "and under the tool's limiters, so build the client with max_retries=0",
+        name,
+        sdk,
+        retried,
+    )
 
 
 @dataclasses.dataclass(slots=True)
