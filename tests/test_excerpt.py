@@ -232,3 +232,14 @@ def test_fitting_a_text_cuts_its_quote_and_keeps_the_sentence_after_it() -> None
     assert fitted.endswith(' Check the value of "order_number".')
     assert fitted.startswith('Shop failed. It said: "order not found')
     assert len(fitted) <= len(text) - 20
+
+
+def test_fitting_a_text_leaves_out_a_quote_cut_down_to_no_words() -> None:
+    # A wrapper's words before a long throttle text left room for the start of a JSON body
+    # only: '{"error": {"code": 1...' says nothing, so the text quotes nothing.
+    from pytest_nucleo._quote import fit_quote
+
+    quote = '{"error": {"code": 1, "message": "rate limit exceeded"}}'
+    text = f'PubChem is throttling. It said: "{quote}". Come back in 100 seconds.'
+    fitted = fit_quote(text, len(text) - 30)
+    assert fitted == "PubChem is throttling. Come back in 100 seconds."
