@@ -1,28 +1,36 @@
 from __future__ import annotations
 
-# pytester's in-process runs forget every module first imported during a run. Import these once
-# here, so runs share one copy of each (and hypothesis and the installed pytest plugins are not
-# imported again, at a second or more, in every run).
 import importlib
 from importlib.metadata import entry_points
 from pathlib import Path
 
-import hypothesis  # noqa: F401
 import pytest
 
 import pytest_nucleo.testing as _testing
 from pytest_nucleo.testing._backends import backend_factories
 
-for _name in _testing.__all__:
-    getattr(_testing, _name)
-for _plugin in entry_points(group="pytest11"):
-    importlib.import_module(_plugin.value.partition(":")[0])
-# The fake of each client imported so far (aiohttp, requests, httpx2 and their mocks) loads
-# when a FakeUpstream starts; import the clients and load their fakes once here, for the same
-# reason (a fake loaded inside a run would patch a copy of its client the next run forgets).
-for _client in ("aiohttp", "httpx2", "requests"):
-    importlib.import_module(_client)
-backend_factories()
+
+@pytest.fixture(scope="session", autouse=True)
+def imported_once() -> None:
+    """pytester's in-process runs forget every module first imported during a run: import
+    these once, before the first test, so runs share one copy of each (and hypothesis and the
+    installed pytest plugins are not imported again, at a second or more, in every run).
+
+    The fake of each client imported so far (aiohttp, requests, httpx2 and their mocks) loads
+    when a FakeUpstream starts: the clients are imported and their fakes loaded here, for the
+    same reason (a fake loaded inside a run would patch a copy of its client the next run
+    forgets). A fixture, not module code: under pytest-xdist the main process, which runs no
+    test, then starts its workers about a second and a half sooner."""
+    import hypothesis  # noqa: F401
+
+    for name in _testing.__all__:
+        getattr(_testing, name)
+    for plugin in entry_points(group="pytest11"):
+        importlib.import_module(plugin.value.partition(":")[0])
+    for client in ("aiohttp", "httpx2", "requests"):
+        importlib.import_module(client)
+    backend_factories()
+
 
 pytest_plugins = ["pytester"]
 
@@ -65,13 +73,31 @@ def pytest_ignore_collect(collection_path: Path) -> bool | None:
     return True if left_out(collection_path) is not None else None
 
 
+_FIRST = ("slow", "packaging")
+
+
 @pytest.hookimpl(trylast=True)  # after pytest's own reordering
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # The tests marked slow, each seconds long, run first: pytest-xdist deals tests out in
-    # order, and one dealt last would keep a worker busy while the other has finished. (A
-    # module's slow tests then run apart from its others: a module-scoped fixture both use is
-    # set up twice, cheap beside the seconds saved.)
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    # The tests marked slow or packaging, each seconds long, run first: pytest-xdist deals
+    # tests out in order, and one dealt last would keep a worker busy while the other has
+    # finished. (A module's slow tests then run apart from its others: a module-scoped fixture
+    # both use is set up twice, cheap beside the seconds saved; tests that share a costly one
+    # are marked together.)
+    items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in _FIRST))
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook, if it is installed
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    # pytest-xdist's default (--dist load) hands each of two workers a first batch of an
+    # eighth of the suite, in order: the worker whose batch held the slow tests finished up
+    # to half a minute after the other. Work stealing hands the rest of a busy worker's queue
+    # to an idle one, so both end together. A --dist given on the command line is kept.
+    chosen = any(arg.startswith("--dist") for arg in config.invocation_params.args)
+    if chosen or config.getoption("dist") != "load":
+        return None
+    from xdist.scheduler import WorkStealingScheduling
+
+    return WorkStealingScheduling(config, log)  # type: ignore[arg-type]
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -117,6 +117,7 @@ CALL = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=40,
     deadline=None,

@@ -106,6 +106,7 @@ def client(redis_server: RedisServer) -> Any:
     return redis_server.client()
 
 
+@pytest.mark.slow
 @settings(
     max_examples=100,
     deadline=None,

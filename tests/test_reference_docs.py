@@ -191,6 +191,7 @@ def test_every_option_of_the_plugin_is_also_an_ini_key() -> None:
     assert {key.replace("_", "-") for key in _command_line_options(ini=True)} == options
 
 
+@pytest.mark.slow
 def test_every_public_name_is_one_entry_of_the_reference(site: Path) -> None:
     entries = _entries(site)
     missing = [name for name in _expected_entries() if entries[name] == 0]
@@ -199,6 +200,7 @@ def test_every_public_name_is_one_entry_of_the_reference(site: Path) -> None:
     assert not twice, f"documented more than once in docs/reference/: {twice}"
 
 
+@pytest.mark.slow
 def test_no_entry_is_documented_under_a_private_path(site: Path) -> None:
     # A name documented under its private module (pytest_nucleo._runner.run_tool) would be a
     # second entry for one object, under a path no reader imports.
@@ -206,6 +208,7 @@ def test_no_entry_is_documented_under_a_private_path(site: Path) -> None:
     assert not private, private
 
 
+@pytest.mark.slow
 def test_library_types_in_signatures_link_to_their_libraries_docs(site: Path) -> None:
     # Through the inventories docs/_ext/inventories.py hands mkdocstrings (the build is offline).
     pages = "".join(

@@ -36,6 +36,7 @@ def _rule_of(scenario: Scenario) -> str:
 SEEDS = range(16)  # 2 x 16 runs of 100 examples: a few seconds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["fetch", "search"])
 def test_every_seed_draws_every_rule_in_100_examples(kind: str) -> None:
     strategy = nst.fetch_scenarios() if kind == "fetch" else nst.search_scenarios()
