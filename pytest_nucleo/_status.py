@@ -154,6 +154,26 @@ class HttpErrorResponse:
     """Seconds the server asked us to wait (its Retry-After header), or None."""
 
 
+class _UnseenBody(bytes):
+    """The type of :data:`UNSEEN_BODY`: empty, since nothing of the body is known."""
+
+
+UNSEEN_BODY: bytes = _UnseenBody()
+"""The body of an answer the mapping could not see, passed as ``body`` by the client readers:
+read already by the code that raised (urllib's ``HTTPError.read()``), or never kept (urllib3's
+retries give up with the last status only). The status maps as usual; the text says nothing of
+the body, where an empty one reads "Its answer had no body"."""
+
+
+class _UnseenHeaders(tuple[tuple[str, str], ...]):
+    """The type of :data:`UNSEEN_HEADERS`."""
+
+
+UNSEEN_HEADERS: tuple[tuple[str, str], ...] = _UnseenHeaders()
+"""The headers of an answer the mapping could not see (urllib3's retries keep only the
+status): a throttle's text then says no wait is known, not that none was given."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Answer:
     """The pieces every carrier text is made of, each already safe to show."""
@@ -170,18 +190,26 @@ class _Answer:
 
     size: int
     """How long the body was, in bytes or characters: what its shape is named by."""
+    body_seen: bool = True
+    """Whether the body was seen: False for :data:`UNSEEN_BODY`, of which nothing is said."""
+    headers_seen: bool = True
+    """Whether the headers were seen: False for :data:`UNSEEN_HEADERS` (no wait is known)."""
 
     def said(self, budget: int) -> str:
         """What the text says of the body, in at most about ``budget`` characters (see
         ``said_of``)."""
-        return said_of(self.body, self.size, budget) if self.body else " Its answer had no body."
+        if self.body:
+            return said_of(self.body, self.size, budget)
+        return " Its answer had no body." if self.body_seen else ""
 
     @property
     def technical(self) -> str:
         text = f"{self.name}: {self.status} at {self.endpoint}"
         if self.retry_after is not None:
             text += f" (Retry-After: {seconds(self.retry_after)})"
-        return f"{text}: {self.body}" if self.body else f"{text} (empty body)"
+        if self.body:
+            return f"{text}: {self.body}"
+        return f"{text} (empty body)" if self.body_seen else f"{text} (body not seen)"
 
     def details(self) -> str:
         """The parent exception's detail field; the body is in ``response_body``."""
@@ -191,13 +219,25 @@ class _Answer:
 class _Shown(str):
     """Text :func:`http_exception` already made safe (an excerpt, an endpoint path), so a
     carrier does not clean it twice. Only ever passed in; carriers store plain ``str``.
-    ``size`` is the length of the raw body an excerpt was made from."""
+    ``size`` is the length of the raw body an excerpt was made from; ``body_seen`` is False
+    for an excerpt of :data:`UNSEEN_BODY`, ``headers_seen`` for one of an answer with
+    :data:`UNSEEN_HEADERS`."""
 
     size: int
+    body_seen: bool
+    headers_seen: bool
 
-    def __new__(cls, text: str, size: int | None = None) -> _Shown:
+    def __new__(
+        cls,
+        text: str,
+        size: int | None = None,
+        *,
+        body_seen: bool = True,
+        headers_seen: bool = True,
+    ) -> _Shown:
         shown = super().__new__(cls, text)
         shown.size = len(text) if size is None else size
+        shown.body_seen, shown.headers_seen = body_seen, headers_seen
         return shown
 
 
@@ -214,6 +254,8 @@ def _answer(
         _service_line(service),
         status_line(status_code),
         response_body.size if isinstance(response_body, _Shown) else len(response_body),
+        not isinstance(response_body, _Shown) or response_body.body_seen,
+        not isinstance(response_body, _Shown) or response_body.headers_seen,
     )
 
 
@@ -395,7 +437,7 @@ class _Throttled(_Carrier, UpstreamThrottleException):
     """The throttle carriers: the service asks us to slow down (and maybe how long to wait)."""
 
     def _advice(self, a: _Answer) -> str:
-        return next_step(a.retry_after, throttled=True)
+        return next_step(a.retry_after, throttled=True, wait_seen=a.headers_seen)
 
     def _meaning_fields(self, a: _Answer) -> dict[str, object]:
         return {
@@ -568,7 +610,12 @@ def http_exception(
     retry = _header_values(headers, "retry-after")
     retry_after = parse_retry_after(retry[0]) if retry else None
     content_type = next(iter(_header_values(headers, "content-type")), None)
-    said = _Shown(body_excerpt(body, content_type=content_type, known=known), len(body or ""))
+    said = _Shown(
+        body_excerpt(body, content_type=content_type, known=known),
+        len(body or ""),
+        body_seen=body is not UNSEEN_BODY,
+        headers_seen=headers is not UNSEEN_HEADERS,
+    )
     shown = _Shown(safe_endpoint(endpoint, known))
     if status in THROTTLE_RULE_STATUSES and (
         body_says_throttled(body, status=status)

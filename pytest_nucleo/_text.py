@@ -184,10 +184,11 @@ def seconds(value: float) -> str:
     return f"{text} second" if text == "1" else f"{text} seconds"
 
 
-def next_step(retry_after: float | None, *, throttled: bool = False) -> str:
+def next_step(retry_after: float | None, *, throttled: bool = False, wait_seen: bool = True) -> str:
     """The closing sentence of a text about a service that cannot help now: it agrees with the
     uncorrectable hint line and states the wait once (``retry_after``, as it will be enforced),
-    or says that a throttle gave none."""
+    or says that a throttle gave none (or, ``wait_seen=False``, that its answer's headers were
+    not seen, so no wait is known)."""
     if retry_after is not None and retry_after < 1:
         return (
             f"It asked for a wait of {seconds(retry_after)}, so the limit may already be over; "
@@ -199,5 +200,6 @@ def next_step(retry_after: float | None, *, throttled: bool = False) -> str:
             "come back later."
         )
     if throttled:
-        return "No wait was given; use another way or come back later."
+        said = "No wait was given" if wait_seen else "No wait is known"
+        return f"{said}; use another way or come back later."
     return "Use another way, or come back later."

@@ -289,6 +289,35 @@ def test_a_redirect_loop_is_read_as_the_redirects_failure_not_as_an_answer(
     assert caught.value.explain_to_llm() == llm_snapshot
 
 
+class _SdkError(Exception):
+    """What an SDK raises for a failed call, from urllib's error."""
+
+
+@nucleo.llm_errors(service="Inventory")
+def _fetch_item_as_an_sdk_does() -> Any:
+    # An SDK's pattern: read the error's body for a message of its own, then raise its own
+    # error from urllib's. The body is gone once read.
+    try:
+        return json.loads(_urlopen(URL))
+    except urllib.error.HTTPError as error:
+        raise _SdkError(f"request failed: {error.read()[:40]!r}") from error
+
+
+def test_an_http_error_whose_body_was_read_before_says_nothing_of_its_body(
+    llm_snapshot: SnapshotAssertion,
+) -> None:
+    with FakeUpstream() as upstream:
+        upstream.get(URL).respond(404, json={"error": "no item"})
+        with pytest.raises(Http404Exception) as caught:
+            _fetch_item_as_an_sdk_does()
+    assert isinstance(caught.value.__cause__, _SdkError)
+    text = caught.value.explain_to_llm()
+    assert "had no body" not in text  # it had one: the SDK read it first
+    assert caught.value.response_body == ""
+    assert str(caught.value).endswith("(body not seen)")
+    assert text == llm_snapshot
+
+
 def test_an_http_error_is_read_as_its_status_with_retry_after_and_body() -> None:
     with FakeUpstream() as upstream:
         upstream.get(URL).throttle(retry_after=30)

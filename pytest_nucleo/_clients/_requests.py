@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import requests
+import urllib3
 from requests import exceptions as r
 
 from . import ResponseView, Seen, TransportSeen, UndecodedAnswer, frames_of
@@ -12,6 +13,7 @@ from . import transport_failure as _any_client
 from ._hooks import FailureCheck, replace_marked
 from ._httpx_api import caused_by_tls
 from ._kinds import Transport, host_of
+from ._urllib3 import last_answer
 
 # Most specific first: ConnectTimeout is a ConnectionError and a Timeout; ProxyError and
 # SSLError are ConnectionErrors.
@@ -51,6 +53,10 @@ def transport_failure(exc: BaseException) -> Seen | None:
     response = getattr(exc, "response", None)
     if isinstance(exc, r.HTTPError) and isinstance(response, requests.Response):
         return read_response(response)  # raised by raise_for_status(): an answer was received
+    if isinstance(exc, r.RetryError):
+        last = _gave_up_on(exc)
+        if last is not None:
+            return last
     if isinstance(exc, r.JSONDecodeError):
         answer = _decoded_by(exc)
         if answer is not None:
@@ -64,6 +70,28 @@ def transport_failure(exc: BaseException) -> Seen | None:
     return TransportSeen(
         kind, method if isinstance(method, str) else None, url if isinstance(url, str) else None
     )
+
+
+def _gave_up_on(exc: r.RetryError) -> ResponseView | None:
+    """The status urllib3's retries gave up on (an adapter's ``Retry(status_forcelist=...)``),
+    with what the request carried to mask; None for a RetryError of anything else."""
+    wrapped = exc.args[0] if exc.args else None
+    if not isinstance(wrapped, urllib3.exceptions.MaxRetryError):
+        return None
+    answer = last_answer(wrapped)
+    if answer is None:
+        return None
+    request: Any = exc.request
+    if request is None:
+        return answer
+    from ._sent import values_sent
+
+    url = str(request.url or answer.endpoint)
+    known = values_sent(
+        str(request.method or "GET"), url, request.headers.items(),
+        request.body if isinstance(request.body, bytes | str) else None,
+    )  # fmt: skip
+    return answer._replace(endpoint=url, known=known, host=host_of(url) or answer.host)
 
 
 def _decoded_by(exc: BaseException) -> UndecodedAnswer | None:

@@ -26,6 +26,8 @@ import sys
 from types import ModuleType
 from typing import Any, NamedTuple
 
+from pytest_nucleo._status import UNSEEN_BODY
+
 from . import ResponseView, TransportSeen, frames_of
 from ._kinds import Transport, host_of
 
@@ -191,13 +193,15 @@ def read_response(obj: object) -> ResponseView | None:
 
 
 def _body_kept(fp: Any) -> bytes:
-    """The rest of the body ``fp`` holds, left readable again."""
+    """The rest of the body ``fp`` holds, left readable again; ``UNSEEN_BODY`` when it was
+    read already (a tool that read ``e.read()`` before raising its own error) or broke off:
+    the answer may have had one, so the text must not say it had none."""
     if fp is None:
         return b""
     try:
         if _is(fp, "http.client", "HTTPResponse"):
             if fp.fp is None:  # read and closed already
-                return b""
+                return UNSEEN_BODY
             body = fp.read()
             # What HTTPResponse.read() reads from: a whole body of known length, not chunked.
             fp.fp, fp.length, fp.chunked = io.BytesIO(body), len(body), False
@@ -209,4 +213,4 @@ def _body_kept(fp: Any) -> bytes:
             return bytes(body)
         return bytes(fp.read())
     except Exception:  # OSError, http.client's IncompleteRead, ValueError on a closed file
-        return b""  # the body broke off (or was closed): the status still says what happened
+        return UNSEEN_BODY  # the body broke off (or was closed): the status still says enough

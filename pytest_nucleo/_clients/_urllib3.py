@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import urllib3
 from urllib3 import exceptions as u
+
+from pytest_nucleo._status import UNSEEN_BODY, UNSEEN_HEADERS
 
 from . import ResponseView, TransportSeen
 from ._httpx_api import caused_by_tls
@@ -26,9 +29,15 @@ _KINDS: tuple[tuple[type[BaseException], Transport], ...] = (
     (u.IncompleteRead, Transport.PROTOCOL),
     (u.InvalidChunkLength, Transport.PROTOCOL),
     (u.DecodeError, Transport.DECODING),
-    (u.ResponseError, Transport.TOO_MANY_REDIRECTS),  # "too many redirects / error responses"
+    (u.ResponseError, Transport.OTHER),  # "too many error responses"; redirects below
     (u.HTTPError, Transport.OTHER),
 )
+
+
+# What urllib3's Retry gives as the reason it stopped: after redirects, or after a status of
+# its status_forcelist on every try (ResponseError.SPECIFIC_ERROR).
+_REDIRECTS = "too many redirects"
+_ERROR_RESPONSES = re.compile(r"too many ([1-5][0-9][0-9]) error responses")
 
 
 def transport_kind(exc: BaseException) -> Transport | None:
@@ -36,6 +45,8 @@ def transport_kind(exc: BaseException) -> Transport | None:
     if isinstance(exc, u.MaxRetryError) and exc.reason is not None:
         return transport_kind(exc.reason) or Transport.OTHER
     kind = next((k for cls, k in _KINDS if isinstance(exc, cls)), None)
+    if isinstance(exc, u.ResponseError) and str(exc) == _REDIRECTS:
+        return Transport.TOO_MANY_REDIRECTS
     if kind is Transport.PROXY and isinstance(exc, u.ProxyError):
         # A proxy that could not be reached says so through its original error.
         inner = getattr(exc, "original_error", None)
@@ -63,10 +74,33 @@ def _call_of(exc: BaseException, kind: Transport) -> TransportSeen:
 
 
 def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None:
+    if isinstance(exc, u.MaxRetryError):
+        answer = last_answer(exc)
+        if answer is not None:
+            return answer
     kind = transport_kind(exc)
     if kind is None:
         return None
     return _call_of(exc, kind)
+
+
+def last_answer(exc: u.MaxRetryError) -> ResponseView | None:
+    """The answer urllib3's retries gave up on, when it was a status (``Retry`` with a
+    ``status_forcelist``): the service answered every try with it. urllib3 keeps only the
+    status, in the reason's message: not the body nor the headers (a Retry-After is lost), so
+    both are unseen (``UNSEEN_BODY``, ``UNSEEN_HEADERS``)."""
+    reason = exc.reason
+    found = _ERROR_RESPONSES.fullmatch(str(reason)) if isinstance(reason, u.ResponseError) else None
+    if found is None:
+        return None
+    from pytest_nucleo._clients._sent import values_sent
+
+    call = _call_of(exc, Transport.OTHER)
+    url = call.url or "/"
+    known = values_sent("GET", url, (), None)
+    return ResponseView(
+        int(found[1]), url, UNSEEN_HEADERS, UNSEEN_BODY, known, call.host or host_of(url)
+    )
 
 
 def read_response(obj: object) -> ResponseView | None:

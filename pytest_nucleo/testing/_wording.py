@@ -67,7 +67,7 @@ _WAIT = re.compile(
     re.I,
 )
 _THROTTLE = re.compile(r"\bthrottl|\blimiting our (?:requests|rate)\b", re.I)
-_NO_WAIT = re.compile(r"\bno wait was given\b", re.I)
+_NO_WAIT = re.compile(r"\bno wait (?:was given|is known)\b", re.I)
 _LOOPBACK = re.compile(
     r"\bservice (?:at )?(?:127(?:\.\d{1,3}){3}|localhost|\[?::1\]?)(?::\d+)?(?=[\s,.:;)]|$)", re.I
 )
@@ -99,7 +99,7 @@ def wording_problems(
     - **wait**: the text states two different waits, a wait other than ``retry_after`` (the
       seconds the failure will really be held for; None says there is none, so no wait may
       be stated), none where ``retry_after`` is set, or it is a throttle saying neither a wait
-      nor "no wait was given".
+      nor "no wait was given" (or "no wait is known", for an answer whose headers were lost).
     - **empty quote**: a quote of the server is only masked values, or has no letters.
     - **loopback service**: a loopback address (``127.0.0.1``, ``localhost``, ``::1``) named
       as the service.

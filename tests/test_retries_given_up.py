@@ -1,0 +1,107 @@
+"""A status a client's own retries gave up on (urllib3's ``Retry(status_forcelist=...)``, alone
+or under a requests adapter) is read as that status: the service answered every try with it.
+urllib3 keeps only the number, so the text says nothing of the body or of a wait it cannot
+know, rather than that there was none."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+import urllib3
+from requests.adapters import HTTPAdapter
+from syrupy.assertion import SnapshotAssertion
+
+import pytest_nucleo as nucleo
+from pytest_nucleo import ExternalServiceException, Http429Exception, Http503Exception
+from pytest_nucleo.testing import FakeUpstream, text_problems
+from tests._loopback import answering
+
+URL = "https://api.shop.example/v1/orders/7"
+QUERY_KEY = "canary-query-7781"
+TOKEN = "canary-token-7782"
+
+
+def _retrying_session(status: int) -> requests.Session:
+    # No backoff: urllib3 then retries at once (these tests never sleep).
+    retry = urllib3.Retry(total=2, status_forcelist=[status], backoff_factor=0)
+    session = requests.Session()
+    session.mount("https://", HTTPAdapter(max_retries=retry))
+    return session
+
+
+def _given_up_under_requests(status: int) -> BaseException:
+    with FakeUpstream() as upstream:
+        route = upstream.get(URL).respond(status, json={"error": "try later"})
+        with pytest.raises(requests.exceptions.RetryError) as caught:
+            _retrying_session(status).get(
+                URL, params={"api_key": QUERY_KEY}, headers={"Authorization": f"Bearer {TOKEN}"}
+            )
+        assert len(route.calls) == 3  # the first try and two retries
+    return caught.value
+
+
+def _mapped(error: BaseException) -> nucleo.LLMReadableException:
+    try:
+        failure = nucleo.unwrap(error, component="orders")
+    except nucleo.LLMReadableException as raised:  # a checked failure is raised, not returned
+        failure = raised
+    assert isinstance(failure, nucleo.LLMReadableException)
+    return failure
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"), [(503, Http503Exception), (429, Http429Exception)], ids=["503", "429"]
+)
+def test_under_requests_the_status_given_up_on_is_read_as_that_status(
+    status: int, expected: type[Exception], llm_snapshot: SnapshotAssertion
+) -> None:
+    failure = _mapped(_given_up_under_requests(status))
+    assert type(failure) is expected
+    text = failure.explain_to_llm()
+    assert "/v1/orders/7" in text
+    assert "connection" not in text  # it answered: no connection failed
+    assert "had no body" not in text  # it had one, which urllib3 did not keep
+    assert QUERY_KEY not in f"{text}{failure}{failure!r}"
+    assert str(failure).endswith("(body not seen)")
+    assert text_problems(text, retry_after=None) == []
+    assert text == llm_snapshot
+
+
+def test_a_throttle_given_up_on_says_no_wait_is_known() -> None:
+    failure = _mapped(_given_up_under_requests(429))
+    assert isinstance(failure, Http429Exception)
+    assert failure.retry_after is None
+    assert "No wait is known" in failure.llm_message
+    assert "No wait was given" not in failure.llm_message  # its Retry-After may have been lost
+
+
+def test_urllib3_alone_reads_the_status_it_gave_up_on() -> None:
+    # The server closes each connection after its answer: say so, or urllib3 would reuse it.
+    answer = (
+        b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 9\r\n\r\n"
+        b"try later"
+    )
+    with answering(answer) as base, urllib3.PoolManager() as pool:
+        retry = urllib3.Retry(total=1, status_forcelist=[503], backoff_factor=0)
+        with pytest.raises(urllib3.exceptions.MaxRetryError) as caught:
+            pool.request("GET", f"{base}/v1/orders/7?api_key={QUERY_KEY}", retries=retry)
+    failure = _mapped(caught.value)
+    assert type(failure) is Http503Exception
+    assert failure.status_code == 503
+    assert failure.endpoint == "/v1/orders/7"
+    assert "had no body" not in failure.llm_message
+    assert QUERY_KEY not in f"{failure.explain_to_llm()}{failure}{failure!r}"
+
+
+def test_urllib3_giving_up_on_redirects_still_reads_as_too_many_redirects() -> None:
+    answer = b"HTTP/1.1 302 Found\r\nLocation: /v1/orders/7\r\nConnection: close\r\n\r\n"
+    with (
+        answering(answer) as base,
+        urllib3.PoolManager() as pool,
+        pytest.raises(urllib3.exceptions.MaxRetryError) as caught,
+    ):
+        pool.request("GET", f"{base}/v1/orders/7", retries=urllib3.Retry(total=3))
+    assert str(caught.value.reason) == "too many redirects"
+    failure = _mapped(caught.value)
+    assert type(failure) is ExternalServiceException
+    assert "it redirected the request too many times" in failure.llm_message
