@@ -49,6 +49,7 @@ from ._text import (
     one_line,
     seconds,
 )
+from ._unseen import UNSEEN_BODY, UNSEEN_HEADERS
 
 Headers = Mapping[str, str] | httpx.Headers | Iterable[tuple[str, str]]
 """Response headers as a mapping, an ``httpx.Headers``, or (name, value) pairs."""
@@ -152,26 +153,6 @@ class HttpErrorResponse:
     """A bounded, cleaned, secret-free excerpt of the body (see ``body_excerpt``), never the raw body."""
     retry_after: float | None
     """Seconds the server asked us to wait (its Retry-After header), or None."""
-
-
-class _UnseenBody(bytes):
-    """The type of :data:`UNSEEN_BODY`: empty, since nothing of the body is known."""
-
-
-UNSEEN_BODY: bytes = _UnseenBody()
-"""The body of an answer the mapping could not see, passed as ``body`` by the client readers:
-read already by the code that raised (urllib's ``HTTPError.read()``), or never kept (urllib3's
-retries give up with the last status only). The status maps as usual; the text says nothing of
-the body, where an empty one reads "Its answer had no body"."""
-
-
-class _UnseenHeaders(tuple[tuple[str, str], ...]):
-    """The type of :data:`UNSEEN_HEADERS`."""
-
-
-UNSEEN_HEADERS: tuple[tuple[str, str], ...] = _UnseenHeaders()
-"""The headers of an answer the mapping could not see (urllib3's retries keep only the
-status): a throttle's text then says no wait is known, not that none was given."""
 
 
 @dataclass(frozen=True, slots=True)

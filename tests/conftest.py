@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Generator
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -86,14 +87,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in _FIRST))
 
 
+_DIST_CHOSEN = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object]:
+    # Whether a --dist (or -d) was given anywhere (command line, PYTEST_ADDOPTS, addopts),
+    # read before pytest-xdist turns -n's "no" into "load".
+    config.stash[_DIST_CHOSEN] = getattr(config.option, "dist", "no") != "no" or bool(
+        getattr(config.option, "distload", False)
+    )
+    return (yield)
+
+
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook, if it is installed
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     # pytest-xdist's default (--dist load) hands each of two workers a first batch of an
     # eighth of the suite, in order: the worker whose batch held the slow tests finished up
     # to half a minute after the other. Work stealing hands the rest of a busy worker's queue
-    # to an idle one, so both end together. A --dist given on the command line is kept.
-    chosen = any(arg.startswith("--dist") for arg in config.invocation_params.args)
-    if chosen or config.getoption("dist") != "load":
+    # to an idle one, so both end together. A --dist given anywhere is kept.
+    if config.stash.get(_DIST_CHOSEN, True):
         return None
     from xdist.scheduler import WorkStealingScheduling
 

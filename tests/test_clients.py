@@ -416,7 +416,7 @@ def test_unwrap_on_a_plain_exception_imports_no_client_or_sdk() -> None:
         "n.unwrap(ValueError('x'))\n"
         "n.wrap_with_context(KeyError('k'), 'svc', 'p', 1, 'step')\n"
         "n.run_tool(lambda: 1)\n"
-        "heavy = {'httpx2', 'requests', 'urllib3', 'aiohttp', 'openai', 'anthropic'}\n"
+        "heavy = {'httpx', 'httpx2', 'requests', 'urllib3', 'aiohttp', 'openai', 'anthropic'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

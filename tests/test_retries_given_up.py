@@ -75,7 +75,7 @@ def test_a_throttle_given_up_on_says_no_wait_is_known() -> None:
     assert "No wait was given" not in failure.llm_message  # its Retry-After may have been lost
 
 
-def test_urllib3_alone_reads_the_status_it_gave_up_on() -> None:
+def test_urllib3_alone_reads_the_status_it_gave_up_on(llm_snapshot: SnapshotAssertion) -> None:
     # The server closes each connection after its answer: say so, or urllib3 would reuse it.
     answer = (
         b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 9\r\n\r\n"
@@ -91,6 +91,7 @@ def test_urllib3_alone_reads_the_status_it_gave_up_on() -> None:
     assert failure.endpoint == "/v1/orders/7"
     assert "had no body" not in failure.llm_message
     assert QUERY_KEY not in f"{failure.explain_to_llm()}{failure}{failure!r}"
+    assert failure.explain_to_llm() == llm_snapshot  # a loopback server: the component named
 
 
 def test_urllib3_giving_up_on_redirects_still_reads_as_too_many_redirects() -> None:

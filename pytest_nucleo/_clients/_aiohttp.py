@@ -9,6 +9,7 @@ from aiohttp import client_exceptions as a
 from aiohttp.http_exceptions import HttpProcessingError
 
 from pytest_nucleo._chain import iter_chain
+from pytest_nucleo._unseen import UNSEEN_BODY, UNSEEN_HEADERS
 
 from . import ResponseView, Seen, TransportSeen, UndecodedAnswer, frames_of
 from ._httpx_api import caused_by_tls
@@ -60,12 +61,13 @@ def _call_of(exc: BaseException) -> TransportSeen | None:
 
 def transport_failure(exc: BaseException) -> Seen | None:
     if type(exc) is a.ClientResponseError and not _unparsable(exc):
-        # raise_for_status(): a status was received
+        # raise_for_status(): a status was received. aiohttp raises before reading the body,
+        # and the error keeps none: it is unseen, not empty.
         info: Any = exc.request_info
+        headers = UNSEEN_HEADERS if exc.headers is None else tuple(exc.headers.items())
         return ResponseView(
-            int(exc.status), str(info.url), tuple((exc.headers or {}).items()), b"",
-            _known(info), info.url.host,
-        )  # fmt: skip
+            int(exc.status), str(info.url), headers, UNSEEN_BODY, _known(info), info.url.host
+        )
     if isinstance(exc, a.ContentTypeError):
         answer = _decoded_by(exc)
         if answer is not None:

@@ -8,6 +8,8 @@ import requests
 import urllib3
 from requests import exceptions as r
 
+from pytest_nucleo._unseen import UNSEEN_BODY
+
 from . import ResponseView, Seen, TransportSeen, UndecodedAnswer, frames_of
 from . import transport_failure as _any_client
 from ._hooks import FailureCheck, replace_marked
@@ -113,6 +115,8 @@ def read_response(obj: object) -> ResponseView | None:
     response: Any = obj
     if response._content is False and response.raw is None:
         raise ValueError("the requests.Response holds no body to read: map it before closing it")
+    # A streamed body the tool read already (iter_content) is gone: unseen, not empty.
+    consumed = response._content is False and response._content_consumed
     request = response.request
     known: tuple[str, ...] = ()
     if request is not None:
@@ -125,9 +129,10 @@ def read_response(obj: object) -> ResponseView | None:
             request.body if isinstance(request.body, bytes | str) else None,
         )
     url = response.url or (request.url if request is not None else None) or "/"
+    body = UNSEEN_BODY if consumed else response.content or b""
     return ResponseView(
-        int(response.status_code), str(url), tuple(response.headers.items()),
-        response.content or b"", known, host_of(str(url)),
+        int(response.status_code), str(url), tuple(response.headers.items()), body, known,
+        host_of(str(url)),
     )  # fmt: skip
 
 

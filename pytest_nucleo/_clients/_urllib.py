@@ -26,7 +26,7 @@ import sys
 from types import ModuleType
 from typing import Any, NamedTuple
 
-from pytest_nucleo._status import UNSEEN_BODY
+from pytest_nucleo._unseen import UNSEEN_BODY
 
 from . import ResponseView, TransportSeen, frames_of
 from ._kinds import Transport, host_of
@@ -193,9 +193,10 @@ def read_response(obj: object) -> ResponseView | None:
 
 
 def _body_kept(fp: Any) -> bytes:
-    """The rest of the body ``fp`` holds, left readable again; ``UNSEEN_BODY`` when it was
-    read already (a tool that read ``e.read()`` before raising its own error) or broke off:
-    the answer may have had one, so the text must not say it had none."""
+    """The body ``fp`` holds (what is left of it, unless it can seek), left readable again as
+    it was; ``UNSEEN_BODY`` when it was read already (a tool that read ``e.read()`` before
+    raising its own error) or broke off: the answer may have had one, so the text must not say
+    it had none."""
     if fp is None:
         return b""
     try:
@@ -206,8 +207,9 @@ def _body_kept(fp: Any) -> bytes:
             # What HTTPResponse.read() reads from: a whole body of known length, not chunked.
             fp.fp, fp.length, fp.chunked = io.BytesIO(body), len(body), False
             return bytes(body)
-        if fp.seekable():
+        if fp.seekable():  # a file or BytesIO body (a mock's, an SDK's re-raise): all of it
             start = fp.tell()
+            fp.seek(0)
             body = fp.read()
             fp.seek(start)
             return bytes(body)

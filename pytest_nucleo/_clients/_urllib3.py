@@ -8,7 +8,7 @@ from typing import Any
 import urllib3
 from urllib3 import exceptions as u
 
-from pytest_nucleo._status import UNSEEN_BODY, UNSEEN_HEADERS
+from pytest_nucleo._unseen import UNSEEN_BODY, UNSEEN_HEADERS
 
 from . import ResponseView, TransportSeen
 from ._httpx_api import caused_by_tls

@@ -119,6 +119,9 @@ def _answer(router: respx.Router, method: str, url: Any, **kwargs: Any) -> Callb
         headers=CIMultiDict(response.headers.multi_items()),  # type: ignore[arg-type]
         content_type=response.headers.get("content-type", "application/octet-stream"),
         response_class=_Response,
+        # aioresponses leaves a callback's reason None, and aiohttp's raise_for_status()
+        # asserts one is set ("" for a status without a phrase).
+        reason=response.reason_phrase,
     )
 
 
