@@ -253,7 +253,7 @@ def test_100k_random_answers_map_totally_within_bounds() -> None:
     assert longest > 400  # the bound was approached, so it was tested
 
 
-# --- R12: canaries through the client --------------------------------------------------------
+# --- secret canaries through the client ------------------------------------------------------
 
 
 def _echoing_handler(rng: random.Random, canaries: dict[str, str]) -> httpx.MockTransport:
@@ -340,7 +340,7 @@ def test_canaries_never_reach_texts_or_logs(caplog: pytest.LogCaptureFixture) ->
     assert checked > 0.8 * CANARY_CASES
 
 
-# --- R7 for every client's response objects ---------------------------------------------------
+# --- totality for every client's response objects --------------------------------------------
 
 
 class _Responses:
@@ -474,7 +474,7 @@ def test_random_answers_of_every_client_map_totally_within_bounds(piece: int) ->
     assert min(seen.values()) > cases_here // 10  # every client was fuzzed
 
 
-# --- R12: canaries through bare client errors and provider SDK errors -------------------------
+# --- secret canaries through bare client errors and provider SDK errors ----------------------
 
 PROVIDER_CASES = 2_000
 
