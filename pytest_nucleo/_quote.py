@@ -138,8 +138,8 @@ _QUOTED = re.compile(r' It said: "(.*?)"\.(?=\s|$)', re.S)
 def fit_quote(text: str, limit: int) -> str:
     """``text`` with its quote of the server (``It said: "..."``) cut so that the text is at
     most ``limit`` characters, or left out when too little room is left or what is left has no
-    words (the keys and numbers of a JSON body); a text that fits,
-    or has no quote, is returned as it is. For a wrapper that puts words before a text."""
+    words (a JSON body cut down to its keys and numbers); a text that fits, or has no quote, is
+    returned as it is. For a wrapper that puts words before a text."""
     if len(text) <= limit:
         return text
     match = _QUOTED.search(text)
@@ -147,8 +147,7 @@ def fit_quote(text: str, limit: int) -> str:
         return text
     room = len(match.group(1)) - (len(text) - limit)
     words = _fit(match.group(1), room) if room >= MIN_QUOTE else ""
-    # A JSON body cut short may keep only its keys and numbers: then there is no quote.
-    said = f' It said: "{words}".' if words and has_words(words) else ""
+    said = f' It said: "{words}".' if has_words(words) else ""
     return text[: match.start()] + said + text[match.end() :]
 
 

@@ -86,14 +86,18 @@ def _gave_up_on(exc: r.RetryError) -> ResponseView | None:
     request: Any = exc.request
     if request is None:
         return answer
+    url = str(request.url or answer.endpoint)
+    return answer._replace(endpoint=url, known=_carried(request), host=host_of(url) or answer.host)
+
+
+def _carried(request: Any) -> tuple[str, ...]:
+    """What a prepared request carried that must never be shown (see ``values_sent``)."""
     from ._sent import values_sent
 
-    url = str(request.url or answer.endpoint)
-    known = values_sent(
-        str(request.method or "GET"), url, request.headers.items(),
+    return values_sent(
+        str(request.method or "GET"), str(request.url or ""), request.headers.items(),
         request.body if isinstance(request.body, bytes | str) else None,
     )  # fmt: skip
-    return answer._replace(endpoint=url, known=known, host=host_of(url) or answer.host)
 
 
 def _decoded_by(exc: BaseException) -> UndecodedAnswer | None:
@@ -118,16 +122,7 @@ def read_response(obj: object) -> ResponseView | None:
     # A streamed body the tool read already (iter_content) is gone: unseen, not empty.
     consumed = response._content is False and response._content_consumed
     request = response.request
-    known: tuple[str, ...] = ()
-    if request is not None:
-        from ._sent import values_sent
-
-        known = values_sent(
-            str(request.method or "GET"),
-            str(request.url or ""),
-            request.headers.items(),
-            request.body if isinstance(request.body, bytes | str) else None,
-        )
+    known = _carried(request) if request is not None else ()
     url = response.url or (request.url if request is not None else None) or "/"
     body = UNSEEN_BODY if consumed else response.content or b""
     return ResponseView(
