@@ -264,20 +264,47 @@ def _basic_parts(encoded: str) -> tuple[str, ...]:
 def _mask_value(text: str, value: str) -> str:
     if "%" not in value or not _ESCAPE.search(value):
         return text.replace(value, MASK)
-    pieces = _ESCAPE.split(value)
-    # A match holds every piece between the escapes as it is: where one is missing there is
-    # none, and no pattern to build (compiling one per value cost more than the rest of a
-    # redaction, the values being new at each call).
+    # A server may echo "%2F" as "%2f": the value's percent-escapes match in either case, the
+    # rest of it exactly. Found with str.find, not a regex: compiling one per value cost more
+    # than the rest of a redaction, the values being new at each call.
+    pieces = _ESCAPE.split(value)  # text, escape, text, ..., text
     if not all(piece in text for piece in pieces[::2]):
         return text
-    # A server may echo "%2F" as "%2f": match percent-escapes in either case.
-    pattern = "".join(
-        f"%[{piece[1].upper()}{piece[1].lower()}][{piece[2].upper()}{piece[2].lower()}]"
-        if index % 2
-        else re.escape(piece)
-        for index, piece in enumerate(pieces)
-    )
-    return re.sub(pattern, MASK, text)
+    # Every match holds the value's longest escape-free piece at the same offset (or, when
+    # the value is escapes only, a "%" at its start): look for that, then check the rest.
+    longest = max(range(0, len(pieces), 2), key=lambda index: len(pieces[index]))
+    anchor = pieces[longest] or "%"
+    offset = sum(map(len, pieces[:longest]))
+    shown: list[str] = []
+    copied = 0
+    found = text.find(anchor)
+    while found >= 0:
+        start = found - offset
+        if start >= copied and _matches_at(text, start, pieces):
+            shown += (text[copied:start], MASK)
+            copied = start + len(value)
+            found = text.find(anchor, copied + offset)
+        else:
+            found = text.find(anchor, found + 1)
+    return "".join(shown) + text[copied:] if shown else text
+
+
+def _matches_at(text: str, start: int, pieces: list[str]) -> bool:
+    """Whether the value split into ``pieces`` starts at ``start`` of ``text``: its text pieces
+    as they are, its escapes whatever the case of their hexadecimal digits."""
+    at = start
+    for index, piece in enumerate(pieces):
+        if index % 2 == 0:
+            if not text.startswith(piece, at):
+                return False
+        elif not (
+            text.startswith("%", at)
+            and text[at + 1 : at + 2] in (piece[1].lower(), piece[1].upper())
+            and text[at + 2 : at + 3] in (piece[2].lower(), piece[2].upper())
+        ):
+            return False
+        at += len(piece)
+    return True
 
 
 def _mask_split_end(text: str, values: list[str]) -> str:

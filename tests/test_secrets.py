@@ -11,7 +11,7 @@ import pytest
 from secret_canaries import KEY_FORMATS
 
 from pytest_nucleo import ExternalServiceException, http_exception
-from pytest_nucleo._secrets import MASK, redact
+from pytest_nucleo._secrets import MASK, _mask_value, redact
 
 
 @pytest.mark.parametrize(
@@ -164,6 +164,40 @@ def test_a_percent_encoded_separator_still_names_the_pair() -> None:
 def test_a_known_value_is_masked_whatever_the_case_of_its_escapes() -> None:
     echoed = "the server saw key=a%2fb%2Bc%3D and refused it"
     assert redact(echoed, known=["a%2Fb%2Bc%3D"]) == f"the server saw key={MASK} and refused it"
+
+
+def _mask_value_by_regex(text: str, value: str) -> str:
+    """The reference for masking a known value with percent-escapes: one regex, the escapes'
+    hexadecimal digits in either case, the rest as it is."""
+    pattern = "".join(
+        re.sub("[0-9A-Fa-f]", lambda digit: f"[{digit[0].lower()}{digit[0].upper()}]", piece)
+        if index % 2
+        else re.escape(piece)
+        for index, piece in enumerate(re.split(r"(%[0-9A-Fa-f]{2})", value))
+    )
+    return re.sub(pattern, MASK, text)
+
+
+def test_a_known_value_with_escapes_is_masked_as_a_regex_would() -> None:
+    # A value's letters may be the hexadecimal digits of an escape in the text: there they
+    # must not match by the escape's case.
+    assert _mask_value("%ABC%41", "BC%41") == "%A" + MASK
+    assert _mask_value("%ABC%41", "bc%41") == "%ABC%41"
+    rng = random.Random(7)
+    alphabet = "%%%2aAfF3b-"
+    for _ in range(5000):
+        value = "".join(rng.choices(alphabet, k=rng.randint(3, 9)))
+        if not re.search("%[0-9A-Fa-f]{2}", value):
+            continue
+        # The text: noise, and copies of the value with the case of some letters swapped.
+        parts = []
+        for _ in range(rng.randint(1, 5)):
+            if rng.random() < 0.5:
+                parts.append("".join(rng.choices(alphabet, k=rng.randint(0, 4))))
+            else:
+                parts.append("".join(c.swapcase() if rng.random() < 0.3 else c for c in value))
+        text = "".join(parts)
+        assert _mask_value(text, value) == _mask_value_by_regex(text, value), (text, value)
 
 
 def test_a_basic_credential_masks_the_password_it_encodes() -> None:
