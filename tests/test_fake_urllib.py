@@ -318,6 +318,31 @@ def test_an_http_error_whose_body_was_read_before_says_nothing_of_its_body(
     assert text == llm_snapshot
 
 
+@pytest.mark.parametrize(("method", "status"), [("HEAD", 404), ("GET", 404), ("GET", 304)])
+def test_an_http_error_with_no_body_read_before_still_says_it_had_none(
+    method: str, status: int, llm_snapshot: SnapshotAssertion
+) -> None:
+    # Read before mapping, a body that was never there (a HEAD's, a 304's, one of length 0)
+    # is known to be empty all the same: the text says so rather than nothing.
+    @nucleo.llm_errors(service="Inventory")
+    def probe_item() -> None:
+        try:
+            urllib.request.urlopen(urllib.request.Request(URL, method=method), timeout=5)
+        except urllib.error.HTTPError as error:
+            raise _SdkError(f"request failed: {error.read()!r}") from error
+
+    with FakeUpstream() as upstream:
+        upstream.route(method, URL).respond(status)
+        with pytest.raises(nucleo.LLMReadableException) as caught:
+            probe_item()
+    assert isinstance(caught.value, nucleo.HttpErrorResponse)
+    assert caught.value.status_code == status
+    text = caught.value.explain_to_llm()
+    assert "Its answer had no body." in text
+    assert not str(caught.value).endswith("(body not seen)")
+    assert text == llm_snapshot
+
+
 def test_an_http_error_is_read_as_its_status_with_retry_after_and_body() -> None:
     with FakeUpstream() as upstream:
         upstream.get(URL).throttle(retry_after=30)

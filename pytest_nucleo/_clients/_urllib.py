@@ -192,17 +192,27 @@ def read_response(obj: object) -> ResponseView | None:
     return ResponseView(status, url, pairs, body, known, host_of(url))
 
 
+def _had_no_body(response: Any) -> bool:
+    """Whether an ``http.client.HTTPResponse`` had no body, whoever read it: the answer to a
+    HEAD, a 304 (which never has one), or one of ``Content-Length: 0``."""
+    return (
+        response.status == 304
+        or getattr(response, "_method", None) == "HEAD"
+        or response.getheader("Content-Length", "").strip() == "0"
+    )
+
+
 def _body_kept(fp: Any) -> bytes:
     """The body ``fp`` holds (what is left of it, unless it can seek), left readable again as
     it was; ``UNSEEN_BODY`` when it was read already (a tool that read ``e.read()`` before
     raising its own error) or broke off: the answer may have had one, so the text must not say
-    it had none."""
+    it had none (unless the answer itself says so)."""
     if fp is None:
         return b""
     try:
         if _is(fp, "http.client", "HTTPResponse"):
-            if fp.fp is None:  # read and closed already
-                return UNSEEN_BODY
+            if fp.fp is None:  # read and closed already: empty, if the answer says so
+                return b"" if _had_no_body(fp) else UNSEEN_BODY
             body = fp.read()
             # What HTTPResponse.read() reads from: a whole body of known length, not chunked.
             fp.fp, fp.length, fp.chunked = io.BytesIO(body), len(body), False
