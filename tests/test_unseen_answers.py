@@ -109,6 +109,37 @@ def test_urllib3_alone_reads_the_status_it_gave_up_on(llm_snapshot: SnapshotAsse
     assert failure.explain_to_llm() == llm_snapshot  # a loopback server: the component named
 
 
+def test_behind_an_http_proxy_the_service_given_up_on_is_the_one_called() -> None:
+    # For an http:// URL, urllib3's ProxyManager sends the whole URL to the proxy's pool: the
+    # pool's host is the proxy's (here a loopback server answering for the service), the
+    # service is the URL's.
+    answer = b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+    with answering(answer) as proxy, urllib3.ProxyManager(proxy) as pool:
+        retry = urllib3.Retry(total=1, status_forcelist=[503], backoff_factor=0)
+        with pytest.raises(urllib3.exceptions.MaxRetryError) as caught:
+            pool.request("GET", "http://api.shop.example/v1/orders/7", retries=retry)
+    failure = _mapped(caught.value)
+    assert type(failure) is Http503Exception
+    assert failure.endpoint == "/v1/orders/7"
+    assert "api.shop.example" in failure.llm_message
+    assert "127.0.0.1" not in f"{failure.explain_to_llm()}{failure}"
+
+
+def test_behind_an_http_proxy_a_call_the_proxy_failed_names_the_service_called() -> None:
+    # The proxy closes the connection, answering nothing.
+    with (
+        answering(b"") as proxy,
+        urllib3.ProxyManager(proxy) as pool,
+        pytest.raises(urllib3.exceptions.MaxRetryError) as caught,
+    ):
+        pool.request("GET", "http://api.shop.example/v1/orders/7", retries=0)
+    failure = _mapped(caught.value)
+    assert isinstance(failure, ExternalServiceException)
+    assert "the proxy refused the request" in failure.llm_message
+    assert "api.shop.example" in failure.llm_message
+    assert "127.0.0.1" not in f"{failure.explain_to_llm()}{failure}"
+
+
 def test_urllib3_giving_up_on_redirects_still_reads_as_too_many_redirects() -> None:
     answer = b"HTTP/1.1 302 Found\r\nLocation: /v1/orders/7\r\nConnection: close\r\n\r\n"
     with (

@@ -66,6 +66,10 @@ def _call_of(exc: BaseException, kind: Transport) -> TransportSeen:
     host = getattr(holder, "host", None)
     host = host if isinstance(host, str) and host else None
     if isinstance(path, str) and path:
+        if "://" in path:
+            # A whole URL: a ProxyManager's for http:// URLs, whose pool is the proxy's. The
+            # service called is the URL's host.
+            return TransportSeen(kind, url=path)
         if host is not None and path.startswith("/"):
             scheme = getattr(holder, "scheme", None) or "http"
             return TransportSeen(kind, url=f"{scheme}://{host}{path}")
