@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._nested_runs import UNUSED_PLUGINS
+
 TOOLS = (Path(__file__).parent / "sample_tools.py").read_text()
 
 CONTRACTS = """
@@ -523,9 +525,9 @@ def test_report_merges_xdist_workers(
     pytester.runpytest("--snapshot-update").assert_outcomes(passed=FETCH_SCENARIOS + 1)
     summary = pytester.path / "step-summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    # Each worker is a new process: langsmith's plugin, of no use here, is not loaded.
+    # Each worker is a new process.
     result = pytester.runpytest(
-        "-n", "2", "-p", "no:langsmith_plugin", "--nucleo-report=report", "--nucleo-strict"
+        "-n", "2", *UNUSED_PLUGINS, "--nucleo-report=report", "--nucleo-strict"
     )
     result.assert_outcomes(passed=FETCH_SCENARIOS + 1)
     result.stdout.fnmatch_lines(

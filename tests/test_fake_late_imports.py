@@ -12,10 +12,10 @@ import textwrap
 
 import pytest
 
-# pytest-httpx2 imports httpx2 and langsmith's plugin requests when pytest starts; hypothesis',
-# anyio's and xdist's plugins are of no use here, and loading them cost each run 1.5 s.
-CLEAN = ("-p", "no:cacheprovider", "-p", "no:pytest_httpx2", "-p", "no:langsmith_plugin")
-CLEAN += ("-p", "no:hypothesispytest", "-p", "no:anyio", "-p", "no:xdist")
+from tests._nested_runs import UNUSED_PLUGINS
+
+# pytest-httpx2's plugin would import httpx2 and langsmith's requests before the test could.
+CLEAN = ("-p", "no:cacheprovider", *UNUSED_PLUGINS, "-p", "no:xdist")
 
 CALLS = {
     "requests": """

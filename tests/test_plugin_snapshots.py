@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from tests._nested_runs import UNUSED_PLUGINS
+
 SNAPSHOT_TESTS = """
 import pytest
 import pytest_nucleo as nucleo
@@ -141,9 +143,8 @@ def test_runs_under_xdist(pytester: pytest.Pytester) -> None:
             assert f"text {n}" == llm_snapshot
         """,
     )
-    # Each worker is a new process: the plugins it has no use for are not loaded (1.5 s each).
-    unused = ("-p", "no:langsmith_plugin", "-p", "no:hypothesispytest", "-p", "no:anyio")
-    written = pytester.runpytest("-n", "2", "--snapshot-update", *unused)
+    # Each worker is a new process.
+    written = pytester.runpytest("-n", "2", "--snapshot-update", *UNUSED_PLUGINS)
     written.assert_outcomes(passed=7)
     assert written.ret == 0
     # Both workers wrote into the same files: every snapshot is there, whole. (Reading them
