@@ -140,6 +140,18 @@ def test_behind_an_http_proxy_a_call_the_proxy_failed_names_the_service_called()
     assert "127.0.0.1" not in f"{failure.explain_to_llm()}{failure}"
 
 
+def test_a_path_whose_query_holds_a_url_keeps_the_host_of_its_pool() -> None:
+    # Only a whole URL (a scheme first) names its own service; "://" in a query does not.
+    pool = urllib3.HTTPConnectionPool("api.shop.example", 80)
+    path = "/v1/orders/7?next=http://elsewhere.example/"
+    error = urllib3.exceptions.MaxRetryError(
+        pool, path, urllib3.exceptions.ReadTimeoutError(pool, path, "Read timed out.")
+    )
+    failure = _mapped(error)
+    assert "api.shop.example" in failure.llm_message
+    assert "elsewhere.example" not in failure.llm_message
+
+
 def test_urllib3_giving_up_on_redirects_still_reads_as_too_many_redirects() -> None:
     answer = b"HTTP/1.1 302 Found\r\nLocation: /v1/orders/7\r\nConnection: close\r\n\r\n"
     with (

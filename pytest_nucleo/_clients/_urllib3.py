@@ -38,6 +38,7 @@ _KINDS: tuple[tuple[type[BaseException], Transport], ...] = (
 # its status_forcelist on every try (ResponseError.SPECIFIC_ERROR).
 _REDIRECTS = "too many redirects"
 _ERROR_RESPONSES = re.compile(r"too many ([1-5][0-9][0-9]) error responses")
+_WHOLE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
 
 
 def transport_kind(exc: BaseException) -> Transport | None:
@@ -66,7 +67,7 @@ def _call_of(exc: BaseException, kind: Transport) -> TransportSeen:
     host = getattr(holder, "host", None)
     host = host if isinstance(host, str) and host else None
     if isinstance(path, str) and path:
-        if "://" in path:
+        if _WHOLE_URL.match(path):
             # A whole URL: a ProxyManager's for http:// URLs, whose pool is the proxy's. The
             # service called is the URL's host.
             return TransportSeen(kind, url=path)
