@@ -33,40 +33,47 @@ from pytest_nucleo import (
 from tests._loopback import answering, loopback
 
 TIMEOUT = 0.2  # seconds a client waits for the silent server: the only wait these tests make
+# Connecting to loopback takes no time, but on a loaded machine it took longer than TIMEOUT
+# once (an async client resolves the host in a thread): only the read is meant to time out.
+CONNECT_TIMEOUT = 10.0
 SECRET_QUERY = "?api_key=canary-query-5150"
 
 
 def _httpx2_sync(url: str) -> None:
-    with httpx2.Client(timeout=TIMEOUT) as client:
+    with httpx2.Client(timeout=httpx2.Timeout(TIMEOUT, connect=CONNECT_TIMEOUT)) as client:
         client.get(url + "/orders/7" + SECRET_QUERY)
 
 
 def _httpx2_async(url: str) -> None:
     async def call() -> None:
-        async with httpx2.AsyncClient(timeout=TIMEOUT) as client:
+        timeout = httpx2.Timeout(TIMEOUT, connect=CONNECT_TIMEOUT)
+        async with httpx2.AsyncClient(timeout=timeout) as client:
             await client.get(url + "/orders/7" + SECRET_QUERY)
 
     asyncio.run(call())
 
 
 def _requests(url: str) -> None:
-    requests.get(url + "/orders/7" + SECRET_QUERY, timeout=TIMEOUT).raise_for_status()
+    timeout = (CONNECT_TIMEOUT, TIMEOUT)
+    requests.get(url + "/orders/7" + SECRET_QUERY, timeout=timeout).raise_for_status()
 
 
 def _urllib3(url: str) -> None:
     with urllib3.PoolManager() as pool:
-        pool.request("GET", url + "/orders/7" + SECRET_QUERY, retries=False, timeout=TIMEOUT)
+        timeout = urllib3.Timeout(connect=CONNECT_TIMEOUT, read=TIMEOUT)
+        pool.request("GET", url + "/orders/7" + SECRET_QUERY, retries=False, timeout=timeout)
 
 
 def _urllib3_retrying(url: str) -> None:
     # With retries, urllib3 raises a MaxRetryError whose reason is the failure itself.
     with urllib3.PoolManager() as pool:
-        pool.request("GET", url + "/orders/7", retries=urllib3.Retry(0), timeout=TIMEOUT)
+        timeout = urllib3.Timeout(connect=CONNECT_TIMEOUT, read=TIMEOUT)
+        pool.request("GET", url + "/orders/7", retries=urllib3.Retry(0), timeout=timeout)
 
 
 def _aiohttp(url: str) -> None:
     async def call() -> None:
-        timeout = aiohttp.ClientTimeout(sock_read=TIMEOUT, sock_connect=TIMEOUT)
+        timeout = aiohttp.ClientTimeout(sock_read=TIMEOUT, sock_connect=CONNECT_TIMEOUT)
         async with (
             aiohttp.ClientSession(timeout=timeout) as session,
             session.get(url + "/orders/7" + SECRET_QUERY) as response,
