@@ -274,6 +274,10 @@ def _mask_value(text: str, value: str) -> str:
     # the value is escapes only, a "%" at its start): look for that, then check the rest.
     longest = max(range(0, len(pieces), 2), key=lambda index: len(pieces[index]))
     anchor = pieces[longest] or "%"
+    if text.count(anchor) > _FEW_CANDIDATES:
+        # Checking each one costs the value's length: a text full of them (of escapes, of a
+        # repeated piece) is left to a regex, whose cost does not grow with the value.
+        return re.sub(_escaped_pattern(pieces), MASK, text)
     offset = sum(map(len, pieces[:longest]))
     shown: list[str] = []
     copied = 0
@@ -287,6 +291,19 @@ def _mask_value(text: str, value: str) -> str:
         else:
             found = text.find(anchor, found + 1)
     return "".join(shown) + text[copied:] if shown else text
+
+
+_FEW_CANDIDATES = 32
+
+
+def _escaped_pattern(pieces: list[str]) -> str:
+    """The regex of a value split into ``pieces``: its escapes in either case, the rest as is."""
+    return "".join(
+        f"%[{piece[1].upper()}{piece[1].lower()}][{piece[2].upper()}{piece[2].lower()}]"
+        if index % 2
+        else re.escape(piece)
+        for index, piece in enumerate(pieces)
+    )
 
 
 def _matches_at(text: str, start: int, pieces: list[str]) -> bool:

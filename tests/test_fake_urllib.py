@@ -343,6 +343,27 @@ def test_an_http_error_with_no_body_read_before_still_says_it_had_none(
     assert text == llm_snapshot
 
 
+def test_a_chunked_body_read_before_is_not_said_to_be_empty_whatever_its_length_says() -> None:
+    # http.client reads the chunks of a chunked answer, whatever its Content-Length says.
+    answer = (
+        b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nTransfer-Encoding: chunked\r\n"
+        b'Connection: close\r\n\r\n11\r\n{"error":"no 42"}\r\n0\r\n\r\n'
+    )
+
+    @nucleo.llm_errors(service="Inventory")
+    def fetch(base: str) -> None:
+        try:
+            urllib.request.urlopen(base + "/items/42", timeout=5)
+        except urllib.error.HTTPError as error:
+            raise _SdkError(f"request failed: {error.read()!r}") from error
+
+    with answering(answer) as base, pytest.raises(Http404Exception) as caught:
+        fetch(base)
+    assert "no 42" in str(caught.value.__cause__)  # the SDK read the body
+    assert "had no body" not in caught.value.explain_to_llm()
+    assert str(caught.value).endswith("(body not seen)")
+
+
 def test_an_http_error_is_read_as_its_status_with_retry_after_and_body() -> None:
     with FakeUpstream() as upstream:
         upstream.get(URL).throttle(retry_after=30)

@@ -185,7 +185,7 @@ def test_a_known_value_with_escapes_is_masked_as_a_regex_would() -> None:
     assert _mask_value("%ABC%41", "bc%41") == "%ABC%41"
     rng = random.Random(7)
     alphabet = "%%%2aAfF3b-"
-    for _ in range(5000):
+    for _ in range(3000):
         value = "".join(rng.choices(alphabet, k=rng.randint(3, 9)))
         if not re.search("%[0-9A-Fa-f]{2}", value):
             continue
@@ -196,8 +196,9 @@ def test_a_known_value_with_escapes_is_masked_as_a_regex_would() -> None:
                 parts.append("".join(rng.choices(alphabet, k=rng.randint(0, 4))))
             else:
                 parts.append("".join(c.swapcase() if rng.random() < 0.3 else c for c in value))
-        text = "".join(parts)
-        assert _mask_value(text, value) == _mask_value_by_regex(text, value), (text, value)
+        # Once as drawn, once crowded with candidates (another way of matching takes over).
+        for text in ("".join(parts), "".join(parts) * 40):
+            assert _mask_value(text, value) == _mask_value_by_regex(text, value), (text, value)
 
 
 def test_a_basic_credential_masks_the_password_it_encodes() -> None:

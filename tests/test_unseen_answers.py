@@ -152,6 +152,16 @@ def test_a_path_whose_query_holds_a_url_keeps_the_host_of_its_pool() -> None:
     assert "elsewhere.example" not in failure.llm_message
 
 
+def test_a_redirect_to_another_host_names_the_host_called() -> None:
+    # A pool (not behind a proxy) refuses to follow a redirect to another host: the whole URL
+    # it was sent to was never called.
+    pool = urllib3.HTTPConnectionPool("api.shop.example", 80)
+    error = urllib3.exceptions.HostChangedError(pool, "http://elsewhere.example/login")
+    failure = _mapped(error)
+    assert "api.shop.example" in failure.llm_message
+    assert "elsewhere.example" not in failure.llm_message
+
+
 def test_urllib3_giving_up_on_redirects_still_reads_as_too_many_redirects() -> None:
     answer = b"HTTP/1.1 302 Found\r\nLocation: /v1/orders/7\r\nConnection: close\r\n\r\n"
     with (

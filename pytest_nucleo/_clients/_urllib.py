@@ -194,11 +194,12 @@ def read_response(obj: object) -> ResponseView | None:
 
 def _had_no_body(response: Any) -> bool:
     """Whether an ``http.client.HTTPResponse`` had no body, whoever read it: the answer to a
-    HEAD, a 304 (which never has one), or one of ``Content-Length: 0``."""
+    HEAD, a 304 (which never has one), or one of ``Content-Length: 0`` not sent in chunks
+    (http.client reads the chunks then, whatever the length says)."""
     return (
         response.status == 304
         or getattr(response, "_method", None) == "HEAD"
-        or response.getheader("Content-Length", "").strip() == "0"
+        or (not response.chunked and response.getheader("Content-Length", "").strip() == "0")
     )
 
 

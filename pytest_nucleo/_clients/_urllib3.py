@@ -67,9 +67,9 @@ def _call_of(exc: BaseException, kind: Transport) -> TransportSeen:
     host = getattr(holder, "host", None)
     host = host if isinstance(host, str) and host else None
     if isinstance(path, str) and path:
-        if _WHOLE_URL.match(path):
-            # A whole URL: a ProxyManager's for http:// URLs, whose pool is the proxy's. The
-            # service called is the URL's host.
+        if _WHOLE_URL.match(path) and getattr(holder, "proxy", None) is not None:
+            # A whole URL sent through a proxy's pool (a ProxyManager's, for http:// URLs):
+            # the service called is the URL's host, not the proxy's.
             return TransportSeen(kind, url=path)
         if host is not None and path.startswith("/"):
             scheme = getattr(holder, "scheme", None) or "http"
