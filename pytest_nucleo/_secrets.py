@@ -261,6 +261,10 @@ def _basic_parts(encoded: str) -> tuple[str, ...]:
     return (decoded, decoded.partition(":")[2])
 
 
+# Places a known value could start, found by string search, beyond which a regex finds it.
+_FEW_CANDIDATES = 32
+
+
 def _mask_value(text: str, value: str) -> str:
     if "%" not in value or not _ESCAPE.search(value):
         return text.replace(value, MASK)
@@ -291,9 +295,6 @@ def _mask_value(text: str, value: str) -> str:
         else:
             found = text.find(anchor, found + 1)
     return "".join(shown) + text[copied:] if shown else text
-
-
-_FEW_CANDIDATES = 32
 
 
 def _escaped_pattern(pieces: list[str]) -> str:

@@ -36,39 +36,40 @@ TIMEOUT = 0.2  # seconds a client waits for the silent server: the only wait the
 # Connecting to loopback takes no time, but on a loaded machine it took longer than TIMEOUT
 # once (an async client resolves the host in a thread): only the read is meant to time out.
 CONNECT_TIMEOUT = 10.0
+HTTPX2_TIMEOUT = httpx2.Timeout(TIMEOUT, connect=CONNECT_TIMEOUT)
+URLLIB3_TIMEOUT = urllib3.Timeout(connect=CONNECT_TIMEOUT, read=TIMEOUT)
 SECRET_QUERY = "?api_key=canary-query-5150"
 
 
 def _httpx2_sync(url: str) -> None:
-    with httpx2.Client(timeout=httpx2.Timeout(TIMEOUT, connect=CONNECT_TIMEOUT)) as client:
+    with httpx2.Client(timeout=HTTPX2_TIMEOUT) as client:
         client.get(url + "/orders/7" + SECRET_QUERY)
 
 
 def _httpx2_async(url: str) -> None:
     async def call() -> None:
-        timeout = httpx2.Timeout(TIMEOUT, connect=CONNECT_TIMEOUT)
-        async with httpx2.AsyncClient(timeout=timeout) as client:
+        async with httpx2.AsyncClient(timeout=HTTPX2_TIMEOUT) as client:
             await client.get(url + "/orders/7" + SECRET_QUERY)
 
     asyncio.run(call())
 
 
 def _requests(url: str) -> None:
-    timeout = (CONNECT_TIMEOUT, TIMEOUT)
+    timeout = (CONNECT_TIMEOUT, TIMEOUT)  # requests' (connect, read)
     requests.get(url + "/orders/7" + SECRET_QUERY, timeout=timeout).raise_for_status()
 
 
 def _urllib3(url: str) -> None:
     with urllib3.PoolManager() as pool:
-        timeout = urllib3.Timeout(connect=CONNECT_TIMEOUT, read=TIMEOUT)
-        pool.request("GET", url + "/orders/7" + SECRET_QUERY, retries=False, timeout=timeout)
+        pool.request(
+            "GET", url + "/orders/7" + SECRET_QUERY, retries=False, timeout=URLLIB3_TIMEOUT
+        )
 
 
 def _urllib3_retrying(url: str) -> None:
     # With retries, urllib3 raises a MaxRetryError whose reason is the failure itself.
     with urllib3.PoolManager() as pool:
-        timeout = urllib3.Timeout(connect=CONNECT_TIMEOUT, read=TIMEOUT)
-        pool.request("GET", url + "/orders/7", retries=urllib3.Retry(0), timeout=timeout)
+        pool.request("GET", url + "/orders/7", retries=urllib3.Retry(0), timeout=URLLIB3_TIMEOUT)
 
 
 def _aiohttp(url: str) -> None:

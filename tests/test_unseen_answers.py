@@ -5,7 +5,8 @@ under a requests adapter) is read as that status: the service answered every try
 urllib3 keeps only the number, so the text says nothing of the body or of a wait it cannot
 know, rather than that there was none. Likewise for a body the mapping cannot see: aiohttp
 raises for a status before reading the body, and a streamed requests body the tool read is
-gone. A body that is still there, a seekable one the tool read, is quoted whole."""
+gone. A body that is still there, a seekable one the tool read, is quoted whole. Behind a
+proxy, the service named is the one the URL calls, not the proxy."""
 
 from __future__ import annotations
 
@@ -109,6 +110,23 @@ def test_urllib3_alone_reads_the_status_it_gave_up_on(llm_snapshot: SnapshotAsse
     assert failure.explain_to_llm() == llm_snapshot  # a loopback server: the component named
 
 
+def test_urllib3_giving_up_on_redirects_still_reads_as_too_many_redirects() -> None:
+    answer = b"HTTP/1.1 302 Found\r\nLocation: /v1/orders/7\r\nConnection: close\r\n\r\n"
+    with (
+        answering(answer) as base,
+        urllib3.PoolManager() as pool,
+        pytest.raises(urllib3.exceptions.MaxRetryError) as caught,
+    ):
+        pool.request("GET", f"{base}/v1/orders/7", retries=urllib3.Retry(total=3))
+    assert str(caught.value.reason) == "too many redirects"
+    failure = _mapped(caught.value)
+    assert type(failure) is ExternalServiceException
+    assert "it redirected the request too many times" in failure.llm_message
+
+
+# --- the service a whole URL names ------------------------------------------------------------
+
+
 def test_behind_an_http_proxy_the_service_given_up_on_is_the_one_called() -> None:
     # For an http:// URL, urllib3's ProxyManager sends the whole URL to the proxy's pool: the
     # pool's host is the proxy's (here a loopback server answering for the service), the
@@ -160,20 +178,6 @@ def test_a_redirect_to_another_host_names_the_host_called() -> None:
     failure = _mapped(error)
     assert "api.shop.example" in failure.llm_message
     assert "elsewhere.example" not in failure.llm_message
-
-
-def test_urllib3_giving_up_on_redirects_still_reads_as_too_many_redirects() -> None:
-    answer = b"HTTP/1.1 302 Found\r\nLocation: /v1/orders/7\r\nConnection: close\r\n\r\n"
-    with (
-        answering(answer) as base,
-        urllib3.PoolManager() as pool,
-        pytest.raises(urllib3.exceptions.MaxRetryError) as caught,
-    ):
-        pool.request("GET", f"{base}/v1/orders/7", retries=urllib3.Retry(total=3))
-    assert str(caught.value.reason) == "too many redirects"
-    failure = _mapped(caught.value)
-    assert type(failure) is ExternalServiceException
-    assert "it redirected the request too many times" in failure.llm_message
 
 
 # --- bodies the mapping cannot see ------------------------------------------------------------
