@@ -555,9 +555,10 @@ class QuotaExhaustedException(UncorrectableRuntimeLLMException):
     def __init__(
         self, provider: str, account: str, model: str | None = None, detail: str | None = None
     ) -> None:
-        text = f"The model provider {one_line(provider, VALUE_LIMIT)} has no quota left on account {one_line(account, VALUE_LIMIT)}"
+        text = f"The model provider {one_line(provider, VALUE_LIMIT)} has no quota left"
         if model is not None:
             text += f" for model {one_line(model, VALUE_LIMIT)}"
+        text += f" on the account {one_line(account, VALUE_LIMIT)}"
         text += f": {_clause(detail)}." if detail else "."
         super().__init__(text)
         self._keep(provider=provider, account=account, model=model, detail=detail)

@@ -3,7 +3,8 @@
 Each mode is one way a call gets no answer: ``refused`` (a port nothing listens on),
 ``silent`` (accepts, never answers: a read timeout), ``garbage`` (answers with no HTTP),
 ``truncated`` (closes halfway through the body) and ``plaintext`` (plain TCP where the client
-expects TLS). No test waits on a clock: the silent server is read with a tiny client timeout.
+expects TLS). ``full_queue`` gives a listener no connection gets through to (a connect
+timeout). No test waits on a clock: each timeout is a tiny client timeout.
 """
 
 from __future__ import annotations
@@ -104,3 +105,25 @@ def answering(answer: bytes) -> Iterator[str]:
             listener.shutdown(socket.SHUT_RDWR)
         listener.close()
         thread.join(timeout=5)
+
+
+@contextmanager
+def full_queue() -> Iterator[str]:
+    """The base URL of a listener that accepts nothing and whose queue of pending connections
+    is full: Linux drops the next connection's first packet, so connecting times out, as to a
+    host that does not answer."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    address = listener.getsockname()
+    waiting = [socket.socket() for _ in range(3)]
+    try:
+        for conn in waiting:
+            conn.setblocking(False)
+            with contextlib.suppress(BlockingIOError):  # queued, or left to time out
+                conn.connect(address)
+        yield f"http://127.0.0.1:{address[1]}"
+    finally:
+        for conn in waiting:
+            conn.close()
+        listener.close()

@@ -35,7 +35,7 @@ from pytest_nucleo.testing import (
     timeout,
 )
 from pytest_nucleo.testing._backends._urllib import ClientBackend
-from tests._loopback import answering, loopback
+from tests._loopback import answering, full_queue, loopback
 
 URL = "https://api.upstream.example/items/42"
 # What urllib raises for a call that got no answer: an OSError (URLError is one), or
@@ -449,6 +449,38 @@ def test_a_timeout_or_refusal_the_tool_raises_itself_is_still_a_system_error() -
     # Only the socket errors raised inside urllib or http.client are urllib's failures.
     for error in (TimeoutError("my own deadline"), ConnectionRefusedError("mine")):
         assert type(nucleo.unwrap(error, component="tool")) is SystemException
+
+
+def test_real_urllib_sending_that_times_out_says_part_of_the_request_was_sent() -> None:
+    # A server that never reads: the body fills the sockets' buffers and sending times out.
+    # urllib raises the URLError(TimeoutError) of a connect timeout; only the traceback tells
+    # that the connection was made and part of the request sent.
+    with loopback("silent") as base:
+        request = urllib.request.Request(base + "/orders", data=b"x" * 2**26, method="POST")
+        with pytest.raises(urllib.error.URLError) as caught:
+            urllib.request.urlopen(request, timeout=0.2)
+    assert type(caught.value.reason) is TimeoutError
+    mapped = nucleo.unwrap(caught.value, component="orders")
+    assert "POST /orders: sending the request timed out. Part of the request was sent" in (
+        mapped.llm_message
+    )
+    assert "Nothing was sent" not in mapped.llm_message
+
+
+def test_real_urllib_connecting_that_times_out_says_nothing_was_sent() -> None:
+    with full_queue() as base, pytest.raises(urllib.error.URLError) as caught:
+        _urlopen(base + "/orders/7", timeout=0.2)
+    assert type(caught.value.reason) is TimeoutError
+    mapped = nucleo.unwrap(caught.value, component="orders")
+    assert "GET /orders/7: the connection attempt timed out. Nothing was sent" in (
+        mapped.llm_message
+    )
+
+
+def test_a_urllib_timeout_built_by_hand_reads_as_a_connect_timeout() -> None:
+    # No traceback says where it was raised: the connection, by far the more common.
+    mapped = nucleo.unwrap(urllib.error.URLError(TimeoutError("timed out")), component="orders")
+    assert "the connection attempt timed out. Nothing was sent" in mapped.llm_message
 
 
 def test_real_urllib_failures_on_loopback_map_like_the_fakes() -> None:

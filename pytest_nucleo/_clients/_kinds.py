@@ -20,6 +20,7 @@ logger = logging.getLogger("pytest_nucleo.http")
 
 _NOT_SENT = "nothing was sent, so the service did not act on the request"
 _MAYBE_SENT = "the request was sent, so the service may have acted on it"
+_PART_SENT = "part of the request was sent, so the service may have acted on it"
 
 
 class Transport(enum.Enum):
@@ -32,7 +33,7 @@ class Transport(enum.Enum):
     PROXY = ("the proxy refused the request", _NOT_SENT)
     TLS = ("the secure (TLS) connection could not be set up", _NOT_SENT)
     READ_TIMEOUT = ("it did not answer in time (the read timed out)", _MAYBE_SENT)
-    WRITE_TIMEOUT = ("sending the request timed out", _MAYBE_SENT)
+    WRITE_TIMEOUT = ("sending the request timed out", _PART_SENT)
     PROTOCOL = ("the connection broke before a complete answer", _MAYBE_SENT)
     TOO_MANY_REDIRECTS = ("it redirected the request too many times", _MAYBE_SENT)
     DECODING = ("its answer could not be decoded", _MAYBE_SENT)

@@ -7,7 +7,8 @@ is on its way: a read timeout is a bare ``TimeoutError``, a reset a bare
 ``ConnectionResetError``. Those say nothing of HTTP by their class, so one counts only when its
 traceback runs through ``http.client`` or ``urllib.request``: a ``TimeoutError`` the tool raised
 itself stays what it was. Where it was raised tells the kind too: while the answer was read (a
-read timeout), or before (the connection, made while the request is sent).
+read timeout), while the connection was made (nothing was sent), or while the request was
+sent (part of it was: a timeout there may come after the service received it).
 
 The call is read from the traceback as well: urllib's exceptions do not carry the request, but
 the frames that raised them hold it (``urllib.request``'s ``req``, an ``http.client``
@@ -108,7 +109,9 @@ def _reason_kind(reason: object, reading: bool) -> Transport:
     if _is(reason, "ssl", "SSLError") or _is(reason, "ssl", "CertificateError"):
         return Transport.TLS
     if isinstance(reason, TimeoutError):
-        return Transport.READ_TIMEOUT if reading else Transport.CONNECT_TIMEOUT
+        if reading:
+            return Transport.READ_TIMEOUT
+        return Transport.CONNECT_TIMEOUT if _while_connecting(reason) else Transport.WRITE_TIMEOUT
     if isinstance(reason, ConnectionRefusedError | socket.gaierror):
         return Transport.CONNECT
     if isinstance(reason, str) and reason.startswith(("unknown url type", "no host given")):
@@ -116,6 +119,22 @@ def _reason_kind(reason: object, reading: bool) -> Transport:
     if reading and isinstance(reason, ConnectionError):
         return Transport.PROTOCOL  # the connection broke while the answer came
     return Transport.OTHER
+
+
+# The functions a connection is made in: socket's and http.client's (``_tunnel`` through a
+# proxy). fake_upstream raises a failed connection from a ``connect`` of its own, so its texts
+# are those of a real one.
+_CONNECTING = frozenset({"create_connection", "connect", "_tunnel"})
+
+
+def _while_connecting(error: BaseException) -> bool:
+    """Whether ``error`` was raised while the connection was made, before any byte of the
+    request was sent. urllib raises the same ``URLError(TimeoutError)`` for a connection that
+    timed out and for a request whose sending did: only the traceback tells them apart. An
+    error with no traceback (one built by hand) is taken for the connection, by far the more
+    common of the two."""
+    frames = list(frames_of(error))
+    return not frames or any(frame.f_code.co_name in _CONNECTING for frame in frames)
 
 
 def _kind(exc: BaseException, call: _Call | None) -> Transport | None:

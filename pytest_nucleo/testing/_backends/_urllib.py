@@ -10,10 +10,11 @@ parser reads. So everything above the socket is the real code: ``urlopen`` and
 with its readable body and headers), and a direct ``http.client`` call.
 
 A failure is raised where a real one would be, as the socket raises it: a refused connection
-(``ConnectionRefusedError``) or a connect timeout (``TimeoutError``) while the request is sent,
-which urllib wraps in ``URLError`` as it does for a real one; a read timeout (``TimeoutError``)
-or a reset while the answer is read, which urllib lets out as it is; a server that closed
-without answering gives http.client's own ``RemoteDisconnected``. Subclasses that make their
+(``ConnectionRefusedError``) or a connect timeout (``TimeoutError``) from a ``connect``, and a
+write timeout while the request is sent, which urllib wraps in ``URLError`` as it does for a
+real one; a read timeout (``TimeoutError``) or a reset while the answer is read, which urllib
+lets out as it is; a server that closed without answering gives http.client's own
+``RemoteDisconnected``. Subclasses that make their
 own connection (urllib3's, a unix socket's) override ``connect`` and are left alone.
 """
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 import http.client
 import io
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 import h11
 import httpx
@@ -126,6 +127,13 @@ class _Socket:
         self.sendall(data)
         return len(data)
 
+    def connect(self, failure: BaseException) -> NoReturn:
+        """Fail as a connection does, from a function of this name: urllib raises the same
+        ``URLError(TimeoutError)`` for a connect timeout and a write timeout, and which one it
+        was is read from the traceback. The fake learns a route's outcome only once the request
+        is written, so its connection fails then."""
+        raise failure from None
+
     def _answer_request(self) -> None:
         sent = self._request
         assert sent is not None  # h11 gives the request before its end
@@ -144,10 +152,13 @@ class _Socket:
         try:
             response = self._router.handler(request)
         except httpx.TransportError as error:
-            sending, make = next(_FAILURES[k] for k in type(error).__mro__ if k in _FAILURES)
-            if sending and make is not None:
-                raise make(error) from None
-            self._failure = make(error) if make is not None else None
+            phase, make = next(_FAILURES[k] for k in type(error).__mro__ if k in _FAILURES)
+            failure = None if make is None else make(error)
+            if failure is not None and phase == "connect":
+                self.connect(failure)
+            if failure is not None and phase == "send":
+                raise failure from None
+            self._failure = failure
             return
         self._answer += _wire(response, head=request.method == "HEAD")
 
@@ -221,19 +232,19 @@ def _wire(response: httpx.Response, *, head: bool) -> bytes:
     return b"\r\n".join(lines) + b"\r\n\r\n" + body
 
 
-# A neutral failure as the socket raises it, and when: while the request is sent (the
-# connection failed; urllib wraps it in URLError) or while the answer is read (urllib lets it
-# out as it is). None: the server closed without a byte, which http.client reads as its own
+# A neutral failure as the socket raises it, and when: while the connection is made or the
+# request sent (urllib wraps it in URLError), or while the answer is read (urllib lets it out
+# as it is). None: the server closed without a byte, which http.client reads as its own
 # RemoteDisconnected, as for a real server.
-_Make = Callable[[httpx.TransportError], Exception] | None
-_FAILURES: dict[type[httpx.TransportError], tuple[bool, _Make]] = {
-    httpx.ConnectError: (True, lambda e: ConnectionRefusedError(111, "Connection refused")),
-    httpx.ConnectTimeout: (True, lambda e: TimeoutError("timed out")),
+_Make = Callable[[httpx.TransportError], Exception]
+_FAILURES: dict[type[httpx.TransportError], tuple[str, _Make | None]] = {
+    httpx.ConnectError: ("connect", lambda e: ConnectionRefusedError(111, "Connection refused")),
+    httpx.ConnectTimeout: ("connect", lambda e: TimeoutError("timed out")),
     # urllib has no pool: waiting for one is waiting for a connection.
-    httpx.PoolTimeout: (True, lambda e: TimeoutError("timed out")),
-    httpx.WriteTimeout: (True, lambda e: TimeoutError("timed out")),
-    httpx.ReadTimeout: (False, lambda e: TimeoutError("timed out")),
-    httpx.RemoteProtocolError: (False, None),
-    httpx.ReadError: (False, lambda e: ConnectionResetError(104, "Connection reset by peer")),
-    httpx.TransportError: (True, lambda e: OSError(str(e))),
+    httpx.PoolTimeout: ("connect", lambda e: TimeoutError("timed out")),
+    httpx.WriteTimeout: ("send", lambda e: TimeoutError("timed out")),
+    httpx.ReadTimeout: ("read", lambda e: TimeoutError("timed out")),
+    httpx.RemoteProtocolError: ("read", None),
+    httpx.ReadError: ("read", lambda e: ConnectionResetError(104, "Connection reset by peer")),
+    httpx.TransportError: ("send", lambda e: OSError(str(e))),
 }
