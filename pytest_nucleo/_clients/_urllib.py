@@ -8,7 +8,7 @@ is on its way: a read timeout is a bare ``TimeoutError``, a reset a bare
 traceback runs through ``http.client`` or ``urllib.request``: a ``TimeoutError`` the tool raised
 itself stays what it was. Where it was raised tells the kind too: while the answer was read (a
 read timeout), while the connection was made (nothing was sent), or while the request was
-sent (part of it was: a timeout there may come after the service received it).
+sent (part of it was).
 
 The call is read from the traceback as well: urllib's exceptions do not carry the request, but
 the frames that raised them hold it (``urllib.request``'s ``req``, an ``http.client``

@@ -14,8 +14,8 @@ A failure is raised where a real one would be, as the socket raises it: a refuse
 write timeout while the request is sent, which urllib wraps in ``URLError`` as it does for a
 real one; a read timeout (``TimeoutError``) or a reset while the answer is read, which urllib
 lets out as it is; a server that closed without answering gives http.client's own
-``RemoteDisconnected``. Subclasses that make their
-own connection (urllib3's, a unix socket's) override ``connect`` and are left alone.
+``RemoteDisconnected``. Subclasses that make their own connection (urllib3's, a unix socket's)
+override ``connect`` and are left alone.
 """
 
 from __future__ import annotations
