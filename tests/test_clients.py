@@ -30,6 +30,7 @@ from pytest_nucleo import (
     RateLimiter,
     ServiceClient,
 )
+from pytest_nucleo.strategies import _TRANSPORT_FAILURES
 from tests._loopback import answering, loopback
 
 TIMEOUT = 0.2  # seconds a client waits for the silent server: the only wait these tests make
@@ -145,6 +146,45 @@ def test_every_clients_transport_failure_is_an_external_failure_that_says_what_h
     assert "127.0.0.1" not in text
     for shown in (text, str(exc), repr(exc)):
         assert "canary" not in shown
+
+
+# A body larger than the sockets' buffers, sent to a server that never reads: sending times
+# out. requests and urllib3 send within their connect timeout, made short here (connecting to
+# loopback takes no time); aiohttp has none for sending (``sock_read`` starts after it).
+UPLOAD = b"x" * 2**26
+SEND_TIMEOUT = 1.0
+UPLOADS: dict[str, Callable[[str], object]] = {
+    "httpx2": lambda url: httpx2.post(url + "/orders", content=UPLOAD, timeout=HTTPX2_TIMEOUT),
+    "requests": lambda url: requests.post(
+        url + "/orders", data=UPLOAD, timeout=(SEND_TIMEOUT, TIMEOUT)
+    ),
+    "urllib3": lambda url: urllib3.request(
+        "POST",
+        url + "/orders",
+        body=UPLOAD,
+        timeout=urllib3.Timeout(connect=SEND_TIMEOUT, read=TIMEOUT),
+        retries=False,
+    ),
+}
+SEND_FAILURES = (httpx2.WriteTimeout, requests.ConnectionError, urllib3.exceptions.ProtocolError)
+
+
+@pytest.mark.parametrize("client", sorted(UPLOADS))
+def test_a_request_whose_sending_timed_out_says_part_of_it_was_sent(client: str) -> None:
+    with loopback("silent") as url, pytest.raises(SEND_FAILURES) as caught:
+        UPLOADS[client](url)
+    text = nucleo.unwrap(caught.value, component="orders").explain_to_llm()
+    assert "sending the request timed out. Part of the request was sent, so the service" in text
+
+
+@pytest.mark.parametrize("client", ["httpx2", "requests"])  # the fake answers no bare urllib3
+def test_a_faked_write_timeout_reads_as_the_real_one(client: str, fake_upstream: Any) -> None:
+    (write_timeout,) = (o for o in _TRANSPORT_FAILURES if o.description == "write timeout")
+    fake_upstream.post("https://shop.example/orders").always(write_timeout)
+    with pytest.raises(SEND_FAILURES) as caught:
+        UPLOADS[client]("https://shop.example")
+    text = nucleo.unwrap(caught.value, component="orders").explain_to_llm()
+    assert "sending the request timed out. Part of the request was sent, so the service" in text
 
 
 @pytest.mark.parametrize("mode", ["refused", "silent", "garbage", "plaintext"])

@@ -55,6 +55,10 @@ def transport_kind(exc: BaseException) -> Transport | None:
             return Transport.TLS
     if kind in (Transport.CONNECT, Transport.OTHER, Transport.PROTOCOL) and caused_by_tls(exc):
         return Transport.TLS
+    if isinstance(exc, u.ProtocolError) and exc.args and isinstance(exc.args[-1], TimeoutError):
+        # The socket's timeout while the request was sent, which urllib3 calls "Connection
+        # aborted." (one while connecting or reading is a timeout error of its own).
+        return Transport.WRITE_TIMEOUT
     return kind
 
 
