@@ -133,9 +133,8 @@ def _refusal_texts(
             f"makes no calls meanwhile; the service it calls has not failed.{then}"
         )
     elif reason == "held":
-        what = (
-            f"The service asked the tool to pause its calls{last}, so this call was not made.{then}"
-        )
+        asked = f" (its answer: {last_failure.describe()})" if last_failure is not None else ""
+        what = f"The service asked the tool to pause its calls{asked}, so this call was not made.{then}"
     else:
         what = (
             "This tool is called more often than its rate limit allows, so this call was not "
