@@ -1,7 +1,8 @@
 """Servers on 127.0.0.1 that fail the way real ones do, for the clients' transport tests.
 
 Each mode is one way a call gets no answer: ``refused`` (a port nothing listens on),
-``silent`` (accepts, never answers: a read timeout), ``garbage`` (answers with no HTTP),
+``silent`` (accepts, never reads or answers: a read timeout, or a write timeout for a body
+larger than the sockets' buffers), ``garbage`` (answers with no HTTP),
 ``truncated`` (closes halfway through the body) and ``plaintext`` (plain TCP where the client
 expects TLS). ``full_queue`` gives a listener no connection gets through to (a connect
 timeout). No test waits on a clock: each timeout is a tiny client timeout.
@@ -10,6 +11,7 @@ timeout). No test waits on a clock: each timeout is a tiny client timeout.
 from __future__ import annotations
 
 import contextlib
+import select
 import socket
 import threading
 from collections.abc import Iterator
@@ -122,6 +124,8 @@ def full_queue() -> Iterator[str]:
             conn.setblocking(False)
             with contextlib.suppress(BlockingIOError):  # queued, or left to time out
                 conn.connect(address)
+        # The queue holds one connection: wait until the first is in it, so the next is dropped.
+        assert select.select([listener], [], [], 5)[0], "no connection reached the queue"
         yield f"http://127.0.0.1:{address[1]}"
     finally:
         for conn in waiting:

@@ -33,7 +33,7 @@ from pytest_nucleo import (
 from pytest_nucleo.strategies import _TRANSPORT_FAILURES
 from tests._loopback import answering, loopback
 
-TIMEOUT = 0.2  # seconds a client waits for the silent server: the only wait these tests make
+TIMEOUT = 0.2  # seconds a client waits for the silent server to answer
 # Connecting to loopback takes no time, but on a loaded machine it took longer than TIMEOUT
 # once (an async client resolves the host in a thread): only the read is meant to time out.
 CONNECT_TIMEOUT = 10.0
@@ -148,20 +148,26 @@ def test_every_clients_transport_failure_is_an_external_failure_that_says_what_h
         assert "canary" not in shown
 
 
-# A body larger than the sockets' buffers, sent to a server that never reads: sending times
-# out. requests and urllib3 send within their connect timeout, made short here (connecting to
-# loopback takes no time); aiohttp has none for sending (``sock_read`` starts after it).
-UPLOAD = b"x" * 2**26
+# A body larger than the sockets' buffers (about 4 MB on loopback), sent to a server that
+# never reads: sending times out. requests and urllib3 send within their connect timeout, made
+# short here (connecting to loopback takes no time): each of these tests waits SEND_TIMEOUT.
+# aiohttp has no timeout for sending (``sock_read`` starts after it).
 SEND_TIMEOUT = 1.0
-UPLOADS: dict[str, Callable[[str], object]] = {
-    "httpx2": lambda url: httpx2.post(url + "/orders", content=UPLOAD, timeout=HTTPX2_TIMEOUT),
-    "requests": lambda url: requests.post(
-        url + "/orders", data=UPLOAD, timeout=(SEND_TIMEOUT, TIMEOUT)
+
+
+def _upload() -> bytes:
+    return b"x" * 2**24  # built per call: 16 MB held by every xdist worker otherwise
+
+
+UPLOADS: dict[str, Callable[[str, bytes], object]] = {
+    "httpx2": lambda url, body: httpx2.post(url + "/orders", content=body, timeout=HTTPX2_TIMEOUT),
+    "requests": lambda url, body: requests.post(
+        url + "/orders", data=body, timeout=(SEND_TIMEOUT, TIMEOUT)
     ),
-    "urllib3": lambda url: urllib3.request(
+    "urllib3": lambda url, body: urllib3.request(
         "POST",
         url + "/orders",
-        body=UPLOAD,
+        body=body,
         timeout=urllib3.Timeout(connect=SEND_TIMEOUT, read=TIMEOUT),
         retries=False,
     ),
@@ -172,7 +178,7 @@ SEND_FAILURES = (httpx2.WriteTimeout, requests.ConnectionError, urllib3.exceptio
 @pytest.mark.parametrize("client", sorted(UPLOADS))
 def test_a_request_whose_sending_timed_out_says_part_of_it_was_sent(client: str) -> None:
     with loopback("silent") as url, pytest.raises(SEND_FAILURES) as caught:
-        UPLOADS[client](url)
+        UPLOADS[client](url, _upload())
     text = nucleo.unwrap(caught.value, component="orders").explain_to_llm()
     assert "sending the request timed out. Part of the request was sent, so the service" in text
 
@@ -182,7 +188,7 @@ def test_a_faked_write_timeout_reads_as_the_real_one(client: str, fake_upstream:
     (write_timeout,) = (o for o in _TRANSPORT_FAILURES if o.description == "write timeout")
     fake_upstream.post("https://shop.example/orders").always(write_timeout)
     with pytest.raises(SEND_FAILURES) as caught:
-        UPLOADS[client]("https://shop.example")
+        UPLOADS[client]("https://shop.example", b"a small body")
     text = nucleo.unwrap(caught.value, component="orders").explain_to_llm()
     assert "sending the request timed out. Part of the request was sent, so the service" in text
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import http.client
 import io
 import json
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -456,7 +457,7 @@ def test_real_urllib_sending_that_times_out_says_part_of_the_request_was_sent() 
     # urllib raises the URLError(TimeoutError) of a connect timeout; only the traceback tells
     # that the connection was made and part of the request sent.
     with loopback("silent") as base:
-        request = urllib.request.Request(base + "/orders", data=b"x" * 2**26, method="POST")
+        request = urllib.request.Request(base + "/orders", data=b"x" * 2**24, method="POST")
         with pytest.raises(urllib.error.URLError) as caught:
             urllib.request.urlopen(request, timeout=0.2)
     assert type(caught.value.reason) is TimeoutError
@@ -467,6 +468,25 @@ def test_real_urllib_sending_that_times_out_says_part_of_the_request_was_sent() 
     assert "Nothing was sent" not in mapped.llm_message
 
 
+def test_a_tools_own_function_named_connect_does_not_make_a_write_timeout_a_connect_timeout() -> (
+    None
+):
+    # Direct http.client use lets the socket's TimeoutError out with the tool's frames above
+    # http.client's: only http.client's and those below it say where it was raised.
+    def connect(base: str) -> None:  # the tool's own name, as any may be
+        connection = http.client.HTTPConnection(base.removeprefix("http://"), timeout=0.2)
+        try:
+            connection.request("POST", "/orders", body=b"x" * 2**24)
+        finally:
+            connection.close()
+
+    with loopback("silent") as base, pytest.raises(TimeoutError) as caught:
+        connect(base)
+    mapped = nucleo.unwrap(caught.value, component="orders")
+    assert "sending the request timed out. Part of the request was sent" in mapped.llm_message
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a full queue drops connections on Linux")
 def test_real_urllib_connecting_that_times_out_says_nothing_was_sent() -> None:
     with full_queue() as base, pytest.raises(urllib.error.URLError) as caught:
         _urlopen(base + "/orders/7", timeout=0.2)

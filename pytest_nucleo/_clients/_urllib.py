@@ -1,8 +1,8 @@
 """The standard library's client: ``urllib.request`` and ``http.client`` below it.
 
 urllib raises its own types for what it noticed itself (``HTTPError`` for a status outside 2xx,
-which is a response as well as an exception; ``URLError`` wrapping the socket's error for a
-call that could not be sent), but lets the socket's own errors out as they are once the request
+which is a response as well as an exception; ``URLError`` wrapping the socket's error while
+the connection was made or the request sent), but lets the socket's own errors out as they are once the request
 is on its way: a read timeout is a bare ``TimeoutError``, a reset a bare
 ``ConnectionResetError``. Those say nothing of HTTP by their class, so one counts only when its
 traceback runs through ``http.client`` or ``urllib.request``: a ``TimeoutError`` the tool raised
@@ -22,6 +22,7 @@ loaded; an object of a module not loaded cannot be one of its.
 from __future__ import annotations
 
 import io
+import itertools
 import socket
 import sys
 from types import ModuleType
@@ -121,20 +122,20 @@ def _reason_kind(reason: object, reading: bool) -> Transport:
     return Transport.OTHER
 
 
-# The functions a connection is made in: socket's and http.client's (``_tunnel`` through a
-# proxy). fake_upstream raises a failed connection from a ``connect`` of its own, so its texts
-# are those of a real one.
-_CONNECTING = frozenset({"create_connection", "connect", "_tunnel"})
-
-
 def _while_connecting(error: BaseException) -> bool:
     """Whether ``error`` was raised while the connection was made, before any byte of the
     request was sent. urllib raises the same ``URLError(TimeoutError)`` for a connection that
-    timed out and for a request whose sending did: only the traceback tells them apart. An
-    error with no traceback (one built by hand) is taken for the connection, by far the more
-    common of the two."""
+    timed out and for a request whose sending did: only the traceback tells them apart, by
+    an ``HTTPConnection.connect`` below urllib's and http.client's first frame (the tool's
+    own frames above it may have any name). fake_upstream fails a connection from a
+    ``connect`` of its own, so its texts are those of a real one. An error whose traceback is
+    gone (built by hand, or pickled across processes) is taken for the connection's, by far
+    the more common of the two."""
     frames = list(frames_of(error))
-    return not frames or any(frame.f_code.co_name in _CONNECTING for frame in frames)
+    ours = itertools.dropwhile(
+        lambda frame: frame.f_globals.get("__name__") not in _OWN_MODULES, frames
+    )
+    return not frames or any(frame.f_code.co_name == "connect" for frame in ours)
 
 
 def _kind(exc: BaseException, call: _Call | None) -> Transport | None:

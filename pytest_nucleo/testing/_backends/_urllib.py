@@ -23,7 +23,7 @@ from __future__ import annotations
 import http.client
 import io
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
 import h11
 import httpx
@@ -128,7 +128,8 @@ class _Socket:
         return len(data)
 
     def connect(self, failure: BaseException) -> NoReturn:
-        """Fail as a connection does, from a function of this name: urllib raises the same
+        """Fail as a connection does, from a function of this name (not a socket's
+        ``connect(address)``: nothing calls that on this one). urllib raises the same
         ``URLError(TimeoutError)`` for a connect timeout and a write timeout, and which one it
         was is read from the traceback. The fake learns a route's outcome only once the request
         is written, so its connection fails then."""
@@ -237,7 +238,8 @@ def _wire(response: httpx.Response, *, head: bool) -> bytes:
 # as it is). None: the server closed without a byte, which http.client reads as its own
 # RemoteDisconnected, as for a real server.
 _Make = Callable[[httpx.TransportError], Exception]
-_FAILURES: dict[type[httpx.TransportError], tuple[str, _Make | None]] = {
+_Phase = Literal["connect", "send", "read"]
+_FAILURES: dict[type[httpx.TransportError], tuple[_Phase, _Make | None]] = {
     httpx.ConnectError: ("connect", lambda e: ConnectionRefusedError(111, "Connection refused")),
     httpx.ConnectTimeout: ("connect", lambda e: TimeoutError("timed out")),
     # urllib has no pool: waiting for one is waiting for a connection.
