@@ -2,8 +2,8 @@
 
 urllib raises its own types for what it noticed itself (``HTTPError`` for a status outside 2xx,
 which is a response as well as an exception; ``URLError`` wrapping the socket's error while
-the connection was made or the request sent), but lets the socket's own errors out as they are once the request
-is on its way: a read timeout is a bare ``TimeoutError``, a reset a bare
+the connection was made or the request sent), but lets the socket's own errors out as they are
+once the request is on its way: a read timeout is a bare ``TimeoutError``, a reset a bare
 ``ConnectionResetError``. Those say nothing of HTTP by their class, so one counts only when its
 traceback runs through ``http.client`` or ``urllib.request``: a ``TimeoutError`` the tool raised
 itself stays what it was. Where it was raised tells the kind too: while the answer was read (a

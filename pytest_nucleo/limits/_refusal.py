@@ -134,7 +134,10 @@ def _refusal_texts(
         )
     elif reason == "held":
         asked = f" (its answer: {last_failure.describe()})" if last_failure is not None else ""
-        what = f"The service asked the tool to pause its calls{asked}, so this call was not made.{then}"
+        what = (
+            f"The service asked the tool to pause its calls{asked}, so this call was not made."
+            f"{then}"
+        )
     else:
         what = (
             "This tool is called more often than its rate limit allows, so this call was not "
