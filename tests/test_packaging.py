@@ -4,7 +4,7 @@ The wheel and sdist are built here, from this checkout, with ``build`` and hatch
 the ``test`` extra, so no build environment is fetched), and their file lists compared with what
 they should hold. The runtime install is tried in a fresh virtual environment: pip fetches httpx
 and its dependencies the way it is configured to (an index, or a local registry), never the
-test stack. Those tests are marked ``packaging`` (about ten seconds on two cores);
+test stack. Those tests are marked ``packaging`` (about fifteen seconds on two cores);
 ``-m "not packaging"`` leaves them out.
 """
 
@@ -112,6 +112,58 @@ def test_the_sdist_holds_what_the_suite_and_the_docs_need_and_nothing_else(
     names = {member.name.removeprefix(f"{top}/") for member in members}
     # No bench/ (its README among them), no .ci/, no .gitignore, no caches.
     assert names == SDIST_TOP | _tracked(*SDIST_TREES)
+
+
+# requests allows urllib3 1.x, whose names differ from 2's in places (a NewConnectionError's
+# connection is its ``pool``, a response has no ``url``): a failure must still map, never raise.
+URLLIB3_1X_FAILURES = textwrap.dedent("""
+    import socket, threading
+    import requests, urllib3
+    import pytest_nucleo as nucleo
+
+    assert urllib3.__version__.startswith("1."), urllib3.__version__
+    probe = socket.socket(); probe.bind(("127.0.0.1", 0)); port = probe.getsockname()[1]
+    probe.close()  # nothing listens on that port now: a refused connection
+    for call in (
+        lambda: urllib3.PoolManager().request("GET", f"http://127.0.0.1:{port}/x", retries=False),
+        lambda: requests.get(f"http://127.0.0.1:{port}/x", timeout=5),
+    ):
+        try:
+            call()
+        except Exception as error:
+            print(nucleo.unwrap(error, component="orders").llm_message)
+    listener = socket.socket(); listener.bind(("127.0.0.1", 0)); listener.listen(1)
+
+    def answer():
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 503 Service Unavailable\\r\\nContent-Length: 9\\r\\n\\r\\ntry later")
+        conn.close()
+
+    threading.Thread(target=answer).start()
+    response = urllib3.PoolManager().request(
+        "GET", f"http://127.0.0.1:{listener.getsockname()[1]}/orders/7", retries=False
+    )
+    print(nucleo.exception_for_response("Shop", response))
+""")
+
+
+@pytest.mark.packaging
+def test_failures_map_under_urllib3_1x_which_requests_allows(
+    dists: dict[str, Path], tmp_path: Path
+) -> None:
+    venv = tmp_path / "venv"
+    _run(sys.executable, "-m", "venv", "--without-pip", venv)
+    python = venv / "bin" / "python"
+    pip = (sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-compile")
+    pip += ("--disable-pip-version-check",)
+    _run(*pip, dists["wheel"], "requests>=2.32", "urllib3<2")
+    printed = _run(python, "-c", URLLIB3_1X_FAILURES).stdout.splitlines()
+    refused = "the connection was refused or could not be made. Nothing was sent"
+    assert len(printed) == 3, printed
+    assert refused in printed[0], printed  # urllib3's own error
+    assert refused in printed[1], printed  # requests' wrapping it
+    assert printed[2] == "Shop: HTTP 503 Service Unavailable at /orders/7: try later"
 
 
 @pytest.mark.packaging

@@ -64,9 +64,11 @@ def transport_kind(exc: BaseException) -> Transport | None:
 
 def _call_of(exc: BaseException, kind: Transport) -> TransportSeen:
     """The call, as far as urllib3 knows it: a pool's host and scheme, and a path."""
-    # A NewConnectionError knows its connection (its ``pool`` is a deprecated alias of it);
-    # a RequestError its pool and path.
-    holder: Any = exc.conn if isinstance(exc, u.NewConnectionError) else getattr(exc, "pool", None)
+    # A NewConnectionError knows its connection: as ``conn`` in urllib3 2 (where ``pool`` is a
+    # deprecated alias of it), as ``pool`` in 1.x. A RequestError knows its pool and path.
+    holder: Any = getattr(exc, "conn", None) if isinstance(exc, u.NewConnectionError) else None
+    if holder is None:
+        holder = getattr(exc, "pool", None)
     path = getattr(exc, "url", None)
     host = getattr(holder, "host", None)
     host = host if isinstance(host, str) and host else None
@@ -112,13 +114,17 @@ def last_answer(exc: u.MaxRetryError) -> ResponseView | None:
     )
 
 
+# urllib3 1.x (which requests still allows) has one response class, without ``url``.
+_RESPONSE: type = getattr(urllib3, "BaseHTTPResponse", urllib3.HTTPResponse)
+
+
 def read_response(obj: object) -> ResponseView | None:
-    if not isinstance(obj, urllib3.BaseHTTPResponse):
+    if not isinstance(obj, _RESPONSE):
         return None
     from pytest_nucleo._clients._sent import values_sent
 
     response: Any = obj
-    url = str(response.url or "/")
+    url = str((response.url if hasattr(type(response), "url") else response.geturl()) or "/")
     # The response knows its URL (userinfo and query values are masked) but not the headers
     # it was requested with: exception_for_response(..., known=...) takes those.
     return ResponseView(
