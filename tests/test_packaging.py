@@ -114,6 +114,19 @@ def test_the_sdist_holds_what_the_suite_and_the_docs_need_and_nothing_else(
     assert names == SDIST_TOP | _tracked(*SDIST_TREES)
 
 
+def _fresh_venv(tmp_path: Path) -> tuple[Path, tuple[str | Path, ...]]:
+    """A fresh virtual environment's Python, and the pip command that installs into it.
+
+    It has no pip of its own (installing one cost 8 s): this pip installs into it, fetching
+    what it fetches as it would there. Nor is it byte-compiled: the few modules run here compile
+    faster than pip compiles them all."""
+    venv = tmp_path / "venv"
+    _run(sys.executable, "-m", "venv", "--without-pip", venv)
+    python = venv / "bin" / "python"
+    pip = (sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-compile")
+    return python, (*pip, "--disable-pip-version-check")
+
+
 # requests allows urllib3 1.x, whose names differ from 2's in places (a NewConnectionError's
 # connection is its ``pool``, a response has no ``url``): a failure must still map, never raise.
 URLLIB3_1X_FAILURES = textwrap.dedent("""
@@ -152,11 +165,7 @@ URLLIB3_1X_FAILURES = textwrap.dedent("""
 def test_failures_map_under_urllib3_1x_which_requests_allows(
     dists: dict[str, Path], tmp_path: Path
 ) -> None:
-    venv = tmp_path / "venv"
-    _run(sys.executable, "-m", "venv", "--without-pip", venv)
-    python = venv / "bin" / "python"
-    pip = (sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-compile")
-    pip += ("--disable-pip-version-check",)
+    python, pip = _fresh_venv(tmp_path)
     _run(*pip, dists["wheel"], "requests>=2.32", "urllib3<2")
     printed = _run(python, "-c", URLLIB3_1X_FAILURES).stdout.splitlines()
     refused = "the connection was refused or could not be made. Nothing was sent"
@@ -170,14 +179,7 @@ def test_failures_map_under_urllib3_1x_which_requests_allows(
 def test_the_runtime_installs_alone_and_the_plugin_names_the_extra_it_lacks(
     dists: dict[str, Path], tmp_path: Path
 ) -> None:
-    venv = tmp_path / "venv"
-    # Without a pip of its own (installing one cost 8 s): this pip installs into it, fetching
-    # what it fetches as it would there. Nor byte-compiled: the few modules run here compile
-    # faster than pip compiles them all.
-    _run(sys.executable, "-m", "venv", "--without-pip", venv)
-    python = venv / "bin" / "python"
-    pip = (sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-compile")
-    pip += ("--disable-pip-version-check",)
+    python, pip = _fresh_venv(tmp_path)
     _run(*pip, dists["wheel"])
     installed = json.loads(
         _run(
