@@ -131,3 +131,10 @@ def full_queue() -> Iterator[str]:
         for conn in waiting:
             conn.close()
         listener.close()
+
+
+def large_body() -> bytes:
+    """A request body larger than loopback sockets' buffers (about 4 MB): sent to the silent
+    server, which never reads, its sending times out. Built per call, so no xdist worker holds
+    16 MB all session."""
+    return b"x" * 2**24

@@ -31,7 +31,7 @@ from pytest_nucleo import (
     ServiceClient,
 )
 from pytest_nucleo.strategies import _TRANSPORT_FAILURES
-from tests._loopback import answering, loopback
+from tests._loopback import answering, large_body, loopback
 
 TIMEOUT = 0.2  # seconds a client waits for the silent server to answer
 # Connecting to loopback takes no time, but on a loaded machine it took longer than TIMEOUT
@@ -104,6 +104,7 @@ WHAT = {
 }
 NOTHING_SENT = "Nothing was sent, so the service did not act on the request."
 MAYBE_SENT = "The request was sent, so the service may have acted on it."
+PART_SENT = "sending the request timed out. Part of the request was sent, so the service"
 
 
 # Exceptions that carry neither the request nor the host: a read in progress failed.
@@ -148,15 +149,11 @@ def test_every_clients_transport_failure_is_an_external_failure_that_says_what_h
         assert "canary" not in shown
 
 
-# A body larger than the sockets' buffers (about 4 MB on loopback), sent to a server that
-# never reads: sending times out. requests and urllib3 send within their connect timeout, made
+# A body larger than the sockets' buffers, sent to a server that never reads: sending times
+# out. requests and urllib3 send within their connect timeout, made
 # short here (connecting to loopback takes no time): each of these tests waits SEND_TIMEOUT.
 # aiohttp has no timeout for sending (``sock_read`` starts after it).
 SEND_TIMEOUT = 1.0
-
-
-def _upload() -> bytes:
-    return b"x" * 2**24  # built per call: 16 MB held by every xdist worker otherwise
 
 
 UPLOADS: dict[str, Callable[[str, bytes], object]] = {
@@ -178,9 +175,9 @@ SEND_FAILURES = (httpx2.WriteTimeout, requests.ConnectionError, urllib3.exceptio
 @pytest.mark.parametrize("client", sorted(UPLOADS))
 def test_a_request_whose_sending_timed_out_says_part_of_it_was_sent(client: str) -> None:
     with loopback("silent") as url, pytest.raises(SEND_FAILURES) as caught:
-        UPLOADS[client](url, _upload())
+        UPLOADS[client](url, large_body())
     text = nucleo.unwrap(caught.value, component="orders").explain_to_llm()
-    assert "sending the request timed out. Part of the request was sent, so the service" in text
+    assert PART_SENT in text
 
 
 @pytest.mark.parametrize("client", ["httpx2", "requests"])  # the fake answers no bare urllib3
@@ -190,7 +187,7 @@ def test_a_faked_write_timeout_reads_as_the_real_one(client: str, fake_upstream:
     with pytest.raises(SEND_FAILURES) as caught:
         UPLOADS[client]("https://shop.example", b"a small body")
     text = nucleo.unwrap(caught.value, component="orders").explain_to_llm()
-    assert "sending the request timed out. Part of the request was sent, so the service" in text
+    assert PART_SENT in text
 
 
 @pytest.mark.parametrize("mode", ["refused", "silent", "garbage", "plaintext"])

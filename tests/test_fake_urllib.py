@@ -36,7 +36,7 @@ from pytest_nucleo.testing import (
     timeout,
 )
 from pytest_nucleo.testing._backends._urllib import ClientBackend
-from tests._loopback import answering, full_queue, loopback
+from tests._loopback import answering, full_queue, large_body, loopback
 
 URL = "https://api.upstream.example/items/42"
 # What urllib raises for a call that got no answer: an OSError (URLError is one), or
@@ -457,7 +457,7 @@ def test_real_urllib_sending_that_times_out_says_part_of_the_request_was_sent() 
     # urllib raises the URLError(TimeoutError) of a connect timeout; only the traceback tells
     # that the connection was made and part of the request sent.
     with loopback("silent") as base:
-        request = urllib.request.Request(base + "/orders", data=b"x" * 2**24, method="POST")
+        request = urllib.request.Request(base + "/orders", data=large_body(), method="POST")
         with pytest.raises(urllib.error.URLError) as caught:
             urllib.request.urlopen(request, timeout=0.2)
     assert type(caught.value.reason) is TimeoutError
@@ -476,7 +476,7 @@ def test_a_tools_own_function_named_connect_does_not_make_a_write_timeout_a_conn
     def connect(base: str) -> None:  # the tool's own name, as any may be
         connection = http.client.HTTPConnection(base.removeprefix("http://"), timeout=0.2)
         try:
-            connection.request("POST", "/orders", body=b"x" * 2**24)
+            connection.request("POST", "/orders", body=large_body())
         finally:
             connection.close()
 

@@ -116,6 +116,7 @@ def last_answer(exc: u.MaxRetryError) -> ResponseView | None:
 
 # urllib3 1.x (which requests still allows) has one response class, without ``url``.
 _RESPONSE: type = getattr(urllib3, "BaseHTTPResponse", urllib3.HTTPResponse)
+_RESPONSE_HAS_URL = hasattr(_RESPONSE, "url")
 
 
 def read_response(obj: object) -> ResponseView | None:
@@ -124,7 +125,7 @@ def read_response(obj: object) -> ResponseView | None:
     from pytest_nucleo._clients._sent import values_sent
 
     response: Any = obj
-    url = str((response.url if hasattr(type(response), "url") else response.geturl()) or "/")
+    url = str((response.url if _RESPONSE_HAS_URL else response.geturl()) or "/")
     # The response knows its URL (userinfo and query values are masked) but not the headers
     # it was requested with: exception_for_response(..., known=...) takes those.
     return ResponseView(

@@ -155,9 +155,9 @@ class _Socket:
         except httpx.TransportError as error:
             phase, make = next(_FAILURES[k] for k in type(error).__mro__ if k in _FAILURES)
             failure = None if make is None else make(error)
-            if failure is not None and phase == "connect":
-                self.connect(failure)
-            if failure is not None and phase == "send":
+            if failure is not None and phase != "read":
+                if phase == "connect":
+                    self.connect(failure)
                 raise failure from None
             self._failure = failure
             return
