@@ -34,11 +34,15 @@ class LazyRegistry:
         for cls in kind.__mro__:
             if cls in _ROOTS:
                 continue  # every class has them: they say nothing of where it comes from
-            module = self.modules.get(cls.__module__.partition(".")[0])
-            if module is not None:
-                found = importlib.import_module(f"{self.package}.{module}")
+            found = self.for_package(cls.__module__.partition(".")[0])
+            if found is not None:
                 break
         if len(self._found) >= self._LIMIT:
             self._found.clear()
         self._found[kind] = found
         return found
+
+    def for_package(self, package: str) -> ModuleType | None:
+        """The support module of the top-level package ``package``, or None."""
+        module = self.modules.get(package)
+        return None if module is None else importlib.import_module(f"{self.package}.{module}")

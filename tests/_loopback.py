@@ -2,7 +2,8 @@
 
 Each mode is one way a call gets no answer: ``refused`` (a port nothing listens on),
 ``silent`` (accepts, never reads or answers: a read timeout, or a write timeout for a body
-larger than the sockets' buffers), ``garbage`` (answers with no HTTP),
+larger than the sockets' buffers), ``stalled`` (answers the status line, the headers and part
+of the body, then nothing more), ``garbage`` (answers with no HTTP),
 ``truncated`` (closes halfway through the body) and ``plaintext`` (plain TCP where the client
 expects TLS). ``full_queue`` gives a listener no connection gets through to (a connect
 timeout). No test waits on a clock: each timeout is a tiny client timeout.
@@ -17,11 +18,13 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-MODES = ("refused", "silent", "garbage", "truncated", "plaintext")
+MODES = ("refused", "silent", "stalled", "garbage", "truncated", "plaintext")
 
+_PARTIAL = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nContent-Type: text/plain\r\n\r\npartial"
 _ANSWERS = {
     "garbage": b"this is not HTTP at all\r\n\r\n",
-    "truncated": b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nContent-Type: text/plain\r\n\r\npartial",
+    "stalled": _PARTIAL,
+    "truncated": _PARTIAL,
     "plaintext": b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n",
 }
 
@@ -59,7 +62,8 @@ def loopback(mode: str) -> Iterator[str]:
                 conn.sendall(_ANSWERS[mode])
             except OSError:
                 pass
-            conn.close()
+            if mode != "stalled":  # a stalled answer stays open, the rest never comes
+                conn.close()
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()

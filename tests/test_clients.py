@@ -7,6 +7,8 @@ aiohttp) calling the loopback servers of ``_loopback``; responses are the client
 from __future__ import annotations
 
 import asyncio
+import gc
+import io
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -31,7 +33,7 @@ from pytest_nucleo import (
     ServiceClient,
 )
 from pytest_nucleo.strategies import _TRANSPORT_FAILURES
-from tests._loopback import answering, large_body, loopback
+from tests._loopback import answering, full_queue, large_body, loopback
 
 TIMEOUT = 0.2  # seconds a client waits for the silent server to answer
 # Connecting to loopback takes no time, but on a loaded machine it took longer than TIMEOUT
@@ -152,7 +154,7 @@ def test_every_clients_transport_failure_is_an_external_failure_that_says_what_h
 # A body larger than the sockets' buffers, sent to a server that never reads: sending times
 # out. requests and urllib3 send within their connect timeout, made
 # short here (connecting to loopback takes no time): each of these tests waits SEND_TIMEOUT.
-# aiohttp has no timeout for sending (``sock_read`` starts after it).
+# aiohttp has no timeout for sending but its total (``sock_read`` starts after it).
 SEND_TIMEOUT = 1.0
 
 
@@ -188,6 +190,99 @@ def test_a_faked_write_timeout_reads_as_the_real_one(client: str, fake_upstream:
         UPLOADS[client]("https://shop.example", b"a small body")
     text = nucleo.unwrap(caught.value, component="orders").explain_to_llm()
     assert PART_SENT in text
+
+
+# aiohttp's total timeout (on by default, 5 minutes) raises a bare TimeoutError in whichever
+# phase the call is: connecting, sending, awaiting the answer or reading its body.
+AIOHTTP_TOTAL = aiohttp.ClientTimeout(total=TIMEOUT)
+TIME_LIMIT = (
+    "the call's time limit ran out before a complete answer. The request, or part of it, was "
+    "sent, so the service may have acted on it."
+)
+
+
+def _aiohttp_total(url: str, *, upload: bool = False) -> None:
+    async def call() -> None:
+        async with (
+            aiohttp.ClientSession(timeout=AIOHTTP_TOTAL) as session,
+            session.request(
+                "POST" if upload else "GET",
+                url + "/orders/7" + SECRET_QUERY,
+                # A file-like body: aiohttp warns that a large bytes one blocks the loop.
+                data=io.BytesIO(large_body()) if upload else None,
+            ) as response,
+        ):
+            await response.read()
+
+    asyncio.run(call())
+
+
+# The upload's connection still holds unsent bytes when the loop closes, and asyncio warns
+# that its transport was never closed (a peer that never reads keeps it closing): the test
+# collects it at once, so the warning is this test's, and ignores it.
+_UNSENT_LEFT = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+
+
+@pytest.mark.parametrize(
+    ("mode", "upload"),
+    [
+        pytest.param("silent", False, id="awaiting-the-answer"),
+        pytest.param("silent", True, id="sending", marks=_UNSENT_LEFT),
+        pytest.param("stalled", False, id="reading-the-body"),
+    ],
+)
+def test_aiohttps_total_timeout_says_the_time_limit_ran_out_and_the_request_may_have_acted(
+    mode: str, upload: bool, llm_snapshot: SnapshotAssertion
+) -> None:
+    with loopback(mode) as url, pytest.raises(TimeoutError) as caught:
+        _aiohttp_total(url, upload=upload)
+    if upload:
+        gc.collect()
+    assert type(caught.value) is TimeoutError  # bare: no class of aiohttp's names the client
+    exc = nucleo.unwrap(caught.value, component="orders")
+    assert type(exc) is ExternalServiceException
+    assert exc.__cause__ is caught.value
+    text = exc.explain_to_llm()
+    assert f"{'POST' if upload else 'GET'} /orders/7: {TIME_LIMIT}" in text
+    for shown in (text, str(exc), repr(exc)):
+        assert "canary" not in shown
+    assert text == llm_snapshot
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a full queue drops connections on Linux")
+def test_aiohttps_total_timeout_while_connecting_says_nothing_was_sent() -> None:
+    with full_queue() as url, pytest.raises(TimeoutError) as caught:
+        _aiohttp_total(url)
+    text = nucleo.unwrap(caught.value, component="orders").explain_to_llm()
+    assert f"GET /orders/7: the connection attempt timed out. {NOTHING_SENT}" in text
+
+
+def test_a_timeout_the_tool_sets_around_aiohttp_stays_the_tools_own() -> None:
+    # Only a TimeoutError aiohttp raised is the service's: one from the tool's own
+    # asyncio.timeout is the tool's, as any exception the tool raises itself.
+    async def call(url: str) -> None:
+        async with aiohttp.ClientSession() as session, asyncio.timeout(TIMEOUT):
+            await session.get(url + "/orders/7")
+
+    with loopback("silent") as url, pytest.raises(TimeoutError) as caught:
+        asyncio.run(call(url))
+    assert not isinstance(nucleo.unwrap(caught.value), ExternalServiceException)
+
+
+@pytest.mark.parametrize("package", ["httpx", "httpx2", "requests", "urllib3", "aiohttp"])
+@pytest.mark.parametrize("error_class", [ValueError, ConnectionResetError, TimeoutError])
+def test_a_builtin_exception_a_clients_code_raised_is_the_services_only_when_the_client_says_so(
+    package: str, error_class: type[Exception]
+) -> None:
+    # A builtin exception is asked of the client whose code raised it, by its innermost frame:
+    # only aiohttp's bare TimeoutError (its total timeout) means the service did not answer.
+    scope: dict[str, Any] = {"__name__": f"{package}._inner", "error_class": error_class}
+    exec("def raising():\n    raise error_class()\n", scope)  # a function of the client's
+    with pytest.raises(error_class) as caught:
+        scope["raising"]()
+    mapped = nucleo.unwrap(caught.value, component="orders")
+    means_the_service = package == "aiohttp" and error_class is TimeoutError
+    assert isinstance(mapped, ExternalServiceException) is means_the_service
 
 
 @pytest.mark.parametrize("mode", ["refused", "silent", "garbage", "plaintext"])

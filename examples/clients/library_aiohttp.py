@@ -9,8 +9,9 @@ from library import BASE_URL, HEADERS, SERVICE, book_of, books_of, check_isbn, c
 
 import pytest_nucleo as nucleo
 
-# sock_read, not total: aiohttp's total-time timeout is a bare TimeoutError that names no client.
-TIMEOUT = aiohttp.ClientTimeout(sock_connect=10, sock_read=10)
+# total bounds the whole call, sending included; sock_connect and sock_read, when they run
+# out first, say which phase it was.
+TIMEOUT = aiohttp.ClientTimeout(total=60, sock_connect=10, sock_read=10)
 
 
 def _session() -> aiohttp.ClientSession:

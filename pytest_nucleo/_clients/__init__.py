@@ -5,8 +5,9 @@ Clients differ in how their exceptions and responses look; the runtime asks one 
 the status, URL path, headers, body and sent values of this response. Each client has one
 module here implementing it, found by :func:`support_for` from the top-level package of the
 classes of the object seen, and imported only then: a client's module is imported only once
-an instance of one of its classes exists, so its client is already imported. Adding a client
-is one module and one line in :data:`_SUPPORT`.
+an instance of one of its classes exists, so its client is already imported. An exception of a
+builtin class is asked first of the client whose code raised it (aiohttp's total timeout is a
+bare ``TimeoutError``). Adding a client is one module and one line in :data:`_SUPPORT`.
 """
 
 from __future__ import annotations
@@ -100,9 +101,25 @@ def support_for(obj: object) -> ClientSupport | None:
     return _support_of(obj)
 
 
-def transport_failure(exc: BaseException) -> Seen | None:
-    """See :meth:`ClientSupport.transport_failure`; None for an exception of no known client."""
-    support = support_for(exc)
+def _raised_by(exc: BaseException) -> ClientSupport | None:
+    """For an exception of a builtin class, the support of the client whose code raised it,
+    by the module of the innermost frame of its traceback: aiohttp's total timeout is a bare
+    ``TimeoutError``, raised by aiohttp. None for any other exception, and for one the
+    standard library raised (its support is found by the class already)."""
+    if type(exc).__module__ != "builtins":
+        return None
+    tb = exc.__traceback__
+    if tb is None:
+        return None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    package = str(tb.tb_frame.f_globals.get("__name__", "")).partition(".")[0]
+    if package in _STDLIB:
+        return None
+    return cast(ClientSupport | None, _REGISTRY.for_package(package))
+
+
+def _seen_by(support: ClientSupport | None, exc: BaseException) -> Seen | None:
     if support is None:
         return None
     try:
@@ -111,6 +128,13 @@ def transport_failure(exc: BaseException) -> Seen | None:
         # A status error whose response body was never read (a streamed response): nothing of
         # it can be read here, so it means nothing more than any other exception.
         return None
+
+
+def transport_failure(exc: BaseException) -> Seen | None:
+    """See :meth:`ClientSupport.transport_failure`; None for an exception of no known client.
+    An exception of a builtin class is asked first of the client that raised it."""
+    seen = _seen_by(_raised_by(exc), exc)
+    return seen if seen is not None else _seen_by(support_for(exc), exc)
 
 
 def read_response(obj: object) -> ResponseView | None:

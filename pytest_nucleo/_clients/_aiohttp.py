@@ -59,7 +59,29 @@ def _call_of(exc: BaseException) -> TransportSeen | None:
     return TransportSeen(Transport.OTHER, url=str(url)) if url is not None else None
 
 
+def _timed_out(exc: BaseException) -> TransportSeen:
+    """aiohttp's total timeout (``ClientTimeout.total``, 5 minutes by default), a bare
+    ``TimeoutError`` raised where aiohttp's timer was left. It cancelled the call where it
+    waited, and that cancellation, the error's context, says where: in the connector, the
+    connection was being made and nothing was sent; anywhere else the request was sent (its
+    body perhaps only in part, written while the answer is awaited) or the answer was read."""
+    waited = exc.__context__
+    connecting = waited is not None and any(
+        frame.f_globals.get("__name__") == "aiohttp.connector" for frame in frames_of(waited)
+    )
+    kind = Transport.CONNECT_TIMEOUT if connecting else Transport.TIME_LIMIT
+    for frame in frames_of(exc):  # the request the frames hold: the session's or the response's
+        local: Any = frame.f_locals
+        held = local.get("req") if "req" in local else local.get("self")
+        if isinstance(held, aiohttp.ClientRequest | aiohttp.ClientResponse):
+            info = held.request_info
+            return TransportSeen(kind, str(info.method), str(info.url))
+    return TransportSeen(kind)
+
+
 def transport_failure(exc: BaseException) -> Seen | None:
+    if type(exc) is TimeoutError:  # found for a bare one only when aiohttp raised it
+        return _timed_out(exc)
     if type(exc) is a.ClientResponseError and not _unparsable(exc):
         # raise_for_status(): a status was received. aiohttp raises before reading the body,
         # and the error keeps none: it is unseen, not empty.

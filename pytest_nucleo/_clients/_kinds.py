@@ -21,6 +21,7 @@ logger = logging.getLogger("pytest_nucleo.http")
 _NOT_SENT = "nothing was sent, so the service did not act on the request"
 _MAYBE_SENT = "the request was sent, so the service may have acted on it"
 _PART_SENT = "part of the request was sent, so the service may have acted on it"
+_SOME_SENT = "the request, or part of it, was sent, so the service may have acted on it"
 
 
 class Transport(enum.Enum):
@@ -35,6 +36,9 @@ class Transport(enum.Enum):
     READ_TIMEOUT = ("it did not answer in time (the read timed out)", _MAYBE_SENT)
     WRITE_TIMEOUT = ("sending the request timed out", _PART_SENT)
     PROTOCOL = ("the connection broke before a complete answer", _MAYBE_SENT)
+    # A time limit on the whole call (aiohttp's total) ends it in whichever phase it is in:
+    # past connecting, the request may still have been on its way.
+    TIME_LIMIT = ("the call's time limit ran out before a complete answer", _SOME_SENT)
     TOO_MANY_REDIRECTS = ("it redirected the request too many times", _MAYBE_SENT)
     DECODING = ("its answer could not be decoded", _MAYBE_SENT)
     OTHER = ("the connection failed while talking to it", _MAYBE_SENT)
