@@ -377,6 +377,60 @@ def test_a_status_error_raised_by_a_client_maps_by_its_response() -> None:
         assert exc.response_body == "no order."
 
 
+def _stream_and_raise(lib: Any, url: str) -> None:
+    with lib.Client() as client, client.stream("GET", url + "/files/7" + SECRET_QUERY) as response:
+        response.raise_for_status()
+
+
+def _astream_and_raise(lib: Any, url: str) -> None:
+    async def call() -> None:
+        async with (
+            lib.AsyncClient() as client,
+            client.stream("GET", url + "/files/7" + SECRET_QUERY) as response,
+        ):
+            response.raise_for_status()
+
+    asyncio.run(call())
+
+
+def _requests_stream_and_raise(url: str) -> None:
+    with requests.get(url + "/files/7" + SECRET_QUERY, stream=True, timeout=5) as response:
+        response.raise_for_status()
+
+
+STREAMED: dict[str, Callable[[str], None]] = {
+    "httpx": lambda url: _stream_and_raise(httpx, url),
+    "httpx-async": lambda url: _astream_and_raise(httpx, url),
+    "httpx2": lambda url: _stream_and_raise(httpx2, url),
+    "httpx2-async": lambda url: _astream_and_raise(httpx2, url),
+    "requests": _requests_stream_and_raise,
+}
+STATUS_ERRORS = (httpx.HTTPStatusError, httpx2.HTTPStatusError, requests.HTTPError)
+UNAVAILABLE = (
+    b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 30\r\nContent-Length: 23\r\n\r\n"
+    b"down for maintenance..."
+)
+
+
+def test_a_streamed_answer_the_client_raised_for_maps_by_its_status_and_says_nothing_of_its_body(
+    llm_snapshot: SnapshotAssertion,
+) -> None:
+    # Streamed, the body is not read when raise_for_status() raises, and the stream is closed
+    # by the time the error is mapped: the status and headers say enough, and the text must
+    # not claim the answer had no body.
+    texts = {}
+    for client, call in STREAMED.items():
+        with answering(UNAVAILABLE) as url, pytest.raises(STATUS_ERRORS) as caught:
+            call(url)
+        exc = nucleo.unwrap(caught.value, component="downloads")
+        assert type(exc) is Http503Exception, client
+        assert (exc.endpoint, exc.retry_after) == ("/files/7", 30), client
+        texts[client] = exc.explain_to_llm()
+        assert "no body" not in texts[client], client
+    assert len(set(texts.values())) == 1, texts
+    assert texts["httpx"] == llm_snapshot
+
+
 # --- responses --------------------------------------------------------------------------------
 
 THROTTLED_BODY = b'{"error": "slow down", "echo": "canary-token-7 canary-q-8"}'

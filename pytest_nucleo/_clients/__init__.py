@@ -125,8 +125,8 @@ def _seen_by(support: ClientSupport | None, exc: BaseException) -> Seen | None:
     try:
         return support.transport_failure(exc)
     except ValueError:
-        # A status error whose response body was never read (a streamed response): nothing of
-        # it can be read here, so it means nothing more than any other exception.
+        # A status error whose response cannot be read (a requests.Response that lost its raw
+        # body): it means nothing more than any other exception.
         return None
 
 

@@ -7,6 +7,7 @@ from types import ModuleType
 from typing import Any
 
 from pytest_nucleo._chain import iter_chain
+from pytest_nucleo._unseen import UNSEEN_BODY
 
 from . import ResponseView, TransportSeen
 from ._hooks import FailureCheck, replace_marked
@@ -52,7 +53,9 @@ class HttpxApi:
 
     def transport_failure(self, exc: BaseException) -> TransportSeen | ResponseView | None:
         if isinstance(exc, self.lib.HTTPStatusError):
-            return self.read_response(exc.response)
+            # raise_for_status() on a streamed response whose body was not read (its stream
+            # is closed by then, mostly): the status says enough, the body is unseen.
+            return self._view(exc.response, unread=UNSEEN_BODY)
         kind = self.transport_kind(exc)
         if kind is None:
             return None
@@ -69,16 +72,23 @@ class HttpxApi:
             return None
 
     def read_response(self, obj: object) -> ResponseView | None:
+        return self._view(obj, unread=None)
+
+    def _view(self, obj: object, *, unread: bytes | None) -> ResponseView | None:
+        """What ``obj`` answered; a body not read yet is ``unread``, or a ValueError saying to
+        read it first when that is None."""
         if not isinstance(obj, self.lib.Response):
             return None
         response: Any = obj
         try:
             body = response.content
         except self.lib.ResponseNotRead:
-            raise ValueError(
-                "the response's body was not read yet (a streamed response): call "
-                "response.read() (or await response.aread()) before mapping it"
-            ) from None
+            if unread is None:
+                raise ValueError(
+                    "the response's body was not read yet (a streamed response): call "
+                    "response.read() (or await response.aread()) before mapping it"
+                ) from None
+            body = unread
         # httpx.Headers is read as it is; another client's as its (name, value) pairs, so a
         # header sent twice still counts by its first value.
         headers = response.headers if self.plain_httpx else tuple(response.headers.multi_items())

@@ -119,8 +119,11 @@ def read_response(obj: object) -> ResponseView | None:
     response: Any = obj
     if response._content is False and response.raw is None:
         raise ValueError("the requests.Response holds no body to read: map it before closing it")
-    # A streamed body the tool read already (iter_content) is gone: unseen, not empty.
-    consumed = response._content is False and response._content_consumed
+    # A streamed body the tool read already (iter_content), or closed unread (the response's
+    # with-block ended), is gone: unseen, not empty.
+    consumed = response._content is False and (
+        response._content_consumed or bool(getattr(response.raw, "closed", False))
+    )
     request = response.request
     known = _carried(request) if request is not None else ()
     url = response.url or (request.url if request is not None else None) or "/"
