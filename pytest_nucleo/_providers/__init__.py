@@ -1,4 +1,4 @@
-"""The seam between the runtime and the LLM providers' SDKs (openai, anthropic).
+"""The seam between the runtime and the LLM providers' SDKs (openai, anthropic, google-genai).
 
 Each provider has one module here that reads its SDK's errors into a :class:`ProviderAnswer`;
 ``_rules`` sorts every answer the same way. A provider's module is found from the top-level
@@ -17,6 +17,7 @@ from pytest_nucleo._registry import LazyRegistry
 _SUPPORT = {
     "openai": "_openai",
     "anthropic": "_anthropic",
+    "google": "_google",  # google-genai; its module reads no other google package's errors
 }
 
 

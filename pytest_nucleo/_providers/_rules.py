@@ -33,29 +33,35 @@ DETAIL_LIMIT = 300
 _QUOTA_CODES = frozenset({"insufficient_quota", "billing_error"})
 _CREDIT = re.compile(r"credit balance is too low", re.IGNORECASE)
 _OVERLOADED = "overloaded_error"
-_TRANSIENT_STATUSES = frozenset({500, 502, 503})
+_TRANSIENT_STATUSES = frozenset({500, 502, 503, 504})
 _MODEL_CODES = frozenset({"model_not_found"})
 _CONTEXT_CODES = frozenset({"context_length_exceeded", "string_above_max_length_context"})
 _CONTEXT = re.compile(
-    r"context[\s_-](?:length|window)|prompt is too long|maximum context", re.IGNORECASE
+    r"context[\s_-](?:length|window)|prompt is too long|maximum context"
+    r"|input token count .{0,40}exceeds the maximum",  # Gemini's
+    re.IGNORECASE,
 )
+_KEY_CODES = frozenset({"API_KEY_INVALID"})
+"""A rejected key that is not a 401: Google answers a 400 whose ErrorInfo says so."""
 _NO_ACCOUNT = "configured for the tool"
 
 
 def from_provider_error(exc: BaseException) -> LLMReadableException | UpstreamRetryException | None:
     """The failure or retry signal an LLM provider SDK's error means; None for any other.
 
-    openai and anthropic errors sort as their providers document them:
+    openai, anthropic and google-genai errors sort as their providers document them:
 
     - a 429 whose error code or type is ``insufficient_quota``, or a 400 "credit balance is too
       low", is :class:`QuotaExhaustedException` (money, not time: never retried);
-    - any other 429 is a :class:`RateLimitRetryException` carrying the server's Retry-After;
+    - any other 429 is a :class:`RateLimitRetryException` carrying the server's Retry-After
+      (Google's: the ``RetryInfo`` of its error);
     - a 529 or an ``overloaded_error`` is an :class:`OverloadRetryException`;
-    - a 500, 502 or 503, a connection that got no answer and a timeout are a
+    - a 500, 502, 503 or 504, a connection that got no answer and a timeout are a
       :class:`TransientErrorRetryException`;
     - a model the provider does not know is :class:`ModelNotFoundException`, a prompt over the
       context window :class:`ContextOverflowException`;
-    - a 401 or 403 is :class:`UnauthorizedException`, any other status an uncorrectable
+    - a 401 or 403, or Google's 400 for a key that is not valid, is
+      :class:`UnauthorizedException`; any other status an uncorrectable
       :class:`ExternalServiceException`, each quoting the provider's message.
 
     The result's cause is ``exc``.
@@ -107,7 +113,7 @@ def _sorted(a: ProviderAnswer) -> LLMReadableException | UpstreamRetryException:
     if marks & _CONTEXT_CODES or (a.status in (400, 413) and _CONTEXT.search(a.message)):
         return ContextOverflowException()
     detail = f"{status}: {said}" if said else status
-    if a.status in (401, 403):
+    if a.status in (401, 403) or marks & _KEY_CODES:
         return UnauthorizedException(a.provider, detail)
     return ExternalServiceException(
         a.provider,
