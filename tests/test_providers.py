@@ -152,6 +152,7 @@ CASES: dict[str, tuple[Callable[[], Exception], type[Exception]]] = {
         TransientErrorRetryException,
     ),
     "openai-502": (lambda: _openai_error(_answer(502, {})), TransientErrorRetryException),
+    "openai-504": (lambda: _openai_error(_answer(504, {})), TransientErrorRetryException),
     "openai-503": (
         lambda: _openai_error(_answer(503, _openai_body(
             "The engine is currently overloaded, please try again later.", "server_error", None
