@@ -25,10 +25,11 @@ def test_a_streamed_error_response_raised_unread_is_a_failure_not_a_crash() -> N
         with client.stream("GET", "https://api.example.com/x") as response:
             response.raise_for_status()  # its body was never read
 
+    # The status maps, its unread body unseen (the stream is closed by the time it is mapped).
     result = nucleo.run_tool(fetch, {"q": "a"}, limiters=[limiter], clock=clock)
     assert result.is_error
-    assert isinstance(result.exception, nucleo.SystemException)
-    with pytest.raises(nucleo.SystemException), nucleo.llm_errors():
+    assert isinstance(result.exception, nucleo.Http503Exception)
+    with pytest.raises(nucleo.Http503Exception), nucleo.llm_errors():
         fetch("a")
     limiter.record_success(limiter.acquire())  # the permit was given back: nothing is stuck
 
