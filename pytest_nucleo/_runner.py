@@ -26,7 +26,7 @@ import threading
 import traceback
 import uuid
 import weakref
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from pathlib import PurePath
 from typing import Any, TypeVar, overload
 
@@ -315,6 +315,32 @@ def _name_of(target: object) -> str:
     target = _unwrapped(target)
     named = getattr(target, "__name__", None)
     return named if isinstance(named, str) else type(target).__name__
+
+
+async def _in_own_task(call: Any) -> Any:
+    """Await the tool's ``call`` in a task of its own, handing back what it raised as a value
+    (see ``_boxed``: a task's exception is thrown into the coroutine awaiting it, too).
+
+    Whether the runner's task is being cancelled is what tells a stop from a failure, and a
+    tool can leave that state behind without being stopped: on Python 3.11, and 3.12 before
+    3.12.3, an ``asyncio.TaskGroup`` whose task fails after its body ended leaves a
+    cancellation request on the task it ran in. A cancellation of the runner's task still
+    reaches the tool: the task it awaits is cancelled with it."""
+    if not asyncio.iscoroutine(call):
+        return await call
+    return await asyncio.get_running_loop().create_task(_boxed_call(call))
+
+
+async def _boxed_call(call: Coroutine[Any, Any, Any]) -> Any:
+    try:
+        return await call
+    except asyncio.CancelledError as exc:
+        task = asyncio.current_task()
+        if task is None or task.cancelling():
+            raise  # the call was stopped: its task ends cancelled, as the runner's will
+        return _Raised(exc)  # the tool's own
+    except BaseException as exc:
+        return _Raised(exc)
 
 
 def _is_async(target: object) -> bool:
@@ -995,7 +1021,9 @@ class _Call:
                 raise
             try:
                 if is_async:
-                    value = await self.tool(*args, **kwargs)
+                    value = await _in_own_task(self.tool(*args, **kwargs))
+                    if isinstance(value, _Raised):
+                        raise value.exception
                 else:
                     # A plain function runs in a worker thread: it must not block the loop, and
                     # a timeout or a cancellation must still be able to end the call.

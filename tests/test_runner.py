@@ -344,6 +344,25 @@ def test_a_base_exception_of_the_tools_own_is_a_bug_in_both_runners(
         assert result.text.startswith("A system error occurred in lookup.")
 
 
+def test_a_task_group_failing_after_its_body_is_the_tools_failure_not_a_stop() -> None:
+    # On Python 3.11 (and 3.12 before 3.12.3) such a group leaves a cancellation request on
+    # the task it ran in, as if the caller had cancelled it: the runner read a stop.
+    async def tool() -> None:
+        async def fail_later() -> None:
+            await asyncio.sleep(0)  # one turn of the loop: the group's body has ended by then
+            raise nucleo.ResourceNotFoundException("order", "42")
+
+        async with asyncio.TaskGroup() as group:
+            group.create_task(fail_later())
+
+    async def both_runners() -> list[ToolResult]:
+        return [await arun_tool(tool), await arun_tool(tool, timeout=60)]
+
+    for result in [run_tool(tool), *asyncio.run(both_runners())]:
+        assert isinstance(result.exception, nucleo.ResourceNotFoundException)
+        assert result.text.startswith('No order was found with the identifier "42".')
+
+
 @pytest.mark.parametrize("kind", [KeyboardInterrupt, SystemExit])
 def test_the_process_stopping_is_let_through_by_both_runners(kind: type[BaseException]) -> None:
     with pytest.raises(kind):
