@@ -328,7 +328,12 @@ async def _in_own_task(call: Any) -> Any:
     reaches the tool: the task it awaits is cancelled with it."""
     if not asyncio.iscoroutine(call):
         return await call
-    return await asyncio.get_running_loop().create_task(_boxed_call(call))
+    try:
+        return await asyncio.get_running_loop().create_task(_boxed_call(call))
+    finally:
+        # The task is done by now. Cancelled before its first step, it never started the
+        # call: close it, or Python warns that it was never awaited.
+        call.close()
 
 
 async def _boxed_call(call: Coroutine[Any, Any, Any]) -> Any:
