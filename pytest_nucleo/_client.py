@@ -262,7 +262,7 @@ def not_json_exception(
     failure = ExternalServiceException(
         service,
         f"HTTP {view.status} at {path}: the body{kind} is not JSON ({reason}): {excerpt}",
-        llm_message=f"{first}{said or ' The body was empty.'} {then}",
+        llm_message=f"{first}{said or ('' if view.body else ' The body was empty.')} {then}",
     )
     logger.debug("%s", failure)
     return failure

@@ -65,8 +65,10 @@ def size_of(count: int) -> str:
 def quote_of(excerpt: str, size: int, budget: int) -> Quote:
     """What to quote of a body whose excerpt is ``excerpt`` and whose length is ``size``
     (bytes, or characters), in at most ``budget`` characters."""
-    if not excerpt:
-        return Quote()
+    if not excerpt:  # an empty body, or one with nothing to show (only scripts, or spaces)
+        return (
+            Quote(shape=f"a body of {size_of(size)} with no words in it") if size > 200 else Quote()
+        )
     if _BINARY.fullmatch(excerpt):  # body_excerpt's own words for a binary body
         return Quote(shape=excerpt[1:-1])
     # Quote marks around the whole answer add nothing, and one at its edge would read as the

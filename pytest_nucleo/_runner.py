@@ -102,6 +102,12 @@ class RetriesExhaustedException(UncorrectableLLMException):
                 f"asked for a longer pause than the tool waits, so the call was given up after "
                 f"being tried {tries}. {next_step(retry_after)}"
             )
+        elif attempts == 1:  # no retries allowed: there were no waits, nor other attempts
+            technical = f"{name}: {what} signal after 1 attempt, no retries allowed"
+            text = (
+                f"The tool {name} hit a temporary upstream problem ({what}), and the call was "
+                f"not retried. {next_step(None)}"
+            )
         else:
             technical = f"{name}: {what} signal after {attempts} attempt(s), retry budget spent"
             text = (

@@ -37,7 +37,7 @@ from ._exceptions import (
     check_seconds,
 )
 from ._excerpt import body_excerpt, safe_endpoint
-from ._quote import said_of
+from ._quote import said_of, size_of
 from ._retry_after import parse_retry_after
 from ._secrets import holds_hint
 from ._text import (
@@ -179,7 +179,7 @@ class _Answer:
     def said(self, budget: int) -> str:
         """What the text says of the body, in at most about ``budget`` characters (see
         ``said_of``)."""
-        if self.body:
+        if self.body or self.size:  # a body may have had nothing to show (a page of scripts)
             return said_of(self.body, self.size, budget)
         return " Its answer had no body." if self.body_seen else ""
 
@@ -190,6 +190,8 @@ class _Answer:
             text += f" (Retry-After: {seconds(self.retry_after)})"
         if self.body:
             return f"{text}: {self.body}"
+        if self.size:
+            return f"{text} (a body of {size_of(self.size)} with no text to show)"
         return f"{text} (empty body)" if self.body_seen else f"{text} (body not seen)"
 
     def details(self) -> str:

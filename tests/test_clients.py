@@ -431,6 +431,24 @@ def test_a_streamed_answer_the_client_raised_for_maps_by_its_status_and_says_not
     assert texts["httpx"] == llm_snapshot
 
 
+def test_a_request_the_client_could_not_build_is_the_tools_bug_not_a_sent_request() -> None:
+    # A header value with a newline, a body json cannot encode: nothing reached the service,
+    # so the text must not say the request was sent (it said the connection failed).
+    with answering(UNAVAILABLE) as url:
+        calls = [
+            lambda: requests.get(url, headers={"Authorization": "Bearer k\n"}, timeout=5),
+            lambda: requests.post(url, json={"amount": float("nan")}, timeout=5),
+            lambda: httpx.get(url, headers={"Authorization": "Bearer k\n"}),
+            lambda: httpx2.get(url, headers={"Authorization": "Bearer k\n"}),
+        ]
+        for call in calls:
+            with pytest.raises(Exception) as raised:  # noqa: PT011 - each client's own class
+                call()
+            mapped = nucleo.unwrap(raised.value, component="orders")
+            assert type(mapped) is nucleo.SystemException, raised.value
+            assert "sent" not in mapped.explain_to_llm()
+
+
 # --- responses --------------------------------------------------------------------------------
 
 THROTTLED_BODY = b'{"error": "slow down", "echo": "canary-token-7 canary-q-8"}'

@@ -190,6 +190,38 @@ def test_a_long_body_with_no_words_is_named_by_its_size(llm_snapshot: SnapshotAs
     assert failure.explain_to_llm() == llm_snapshot
 
 
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        (b"<html><head><script>location='/login'</script></head></html>", "text/html"),
+        (b"   \n\t  ", "text/plain"),
+        (b"<html><body>" + b"<img src='logo.png'>" * 30 + b"</body></html>", "text/html"),
+    ],
+    ids=["scripts-only", "spaces-only", "images-only"],
+)
+def test_a_body_with_nothing_to_show_is_never_called_empty(
+    body: bytes, content_type: str, llm_snapshot: SnapshotAssertion
+) -> None:
+    failure = http_exception("Shop API", "/orders", 500, body, {"Content-Type": content_type})
+    text = failure.explain_to_llm()
+    assert "no body" not in text
+    assert "empty body" not in str(failure)
+    assert f"a body of {len(body)} bytes with no text to show" in str(failure)
+    if len(body) > 200:  # a long one is named by its size, as a body of digits is
+        assert f"Its answer was a body of {len(body)} bytes with no words in it." in text
+    assert text == llm_snapshot
+
+
+def test_a_json_answer_that_does_not_parse_is_not_called_empty(router: respx.MockRouter) -> None:
+    router.get("/orders").respond(
+        200, content=b'{"a": 1', headers={"content-type": "application/json"}
+    )
+    with pytest.raises(ExternalServiceException) as info:
+        sync_call("GET", "/orders")
+    assert "was not the JSON expected." in info.value.explain_to_llm()
+    assert "empty" not in info.value.explain_to_llm()
+
+
 def test_an_empty_answer_where_json_was_asked_for(
     router: respx.MockRouter, llm_snapshot: SnapshotAssertion
 ) -> None:

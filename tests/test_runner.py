@@ -594,6 +594,17 @@ def test_the_budget_and_backoff_are_options() -> None:
     assert no_retry.exception.attempts == 1
 
 
+def test_a_signal_not_retried_says_so_without_waits_or_other_attempts(
+    llm_snapshot: SnapshotAssertion,
+) -> None:
+    signals: list[BaseException] = [nucleo.RateLimitRetryException("429")]
+    result = run_tool(flaky(signals), name="search_compounds", clock=FakeClock(), retries=0)
+    assert "and the call was not retried." in result.text
+    assert "waits" not in result.text
+    assert "every attempt" not in result.text
+    assert result.text == llm_snapshot
+
+
 def test_a_signal_wrapped_by_the_helpers_is_still_retried() -> None:
     clock = FakeClock()
     calls = []

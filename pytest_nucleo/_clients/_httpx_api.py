@@ -31,7 +31,9 @@ class HttpxApi:
         self.lib = lib
         self.plain_httpx = plain_httpx
         # Most specific first: the first class an error is an instance of gives its kind.
-        self.kinds: tuple[tuple[type[BaseException], Transport], ...] = (
+        # None: a request httpx refused to send (a header value with a newline) is the
+        # tool's bug, not the service's failure.
+        self.kinds: tuple[tuple[type[BaseException], Transport | None], ...] = (
             (lib.ConnectTimeout, Transport.CONNECT_TIMEOUT),
             (lib.ConnectError, Transport.CONNECT),
             (lib.PoolTimeout, Transport.POOL_TIMEOUT),
@@ -40,6 +42,7 @@ class HttpxApi:
             (lib.ReadTimeout, Transport.READ_TIMEOUT),
             (lib.WriteTimeout, Transport.WRITE_TIMEOUT),
             (lib.RemoteProtocolError, Transport.PROTOCOL),
+            (lib.LocalProtocolError, None),
             (lib.TooManyRedirects, Transport.TOO_MANY_REDIRECTS),
             (lib.DecodingError, Transport.DECODING),
             (lib.HTTPError, Transport.OTHER),

@@ -18,8 +18,9 @@ from ._kinds import Transport, host_of
 from ._urllib3 import last_answer
 
 # Most specific first: ConnectTimeout is a ConnectionError and a Timeout; ProxyError and
-# SSLError are ConnectionErrors.
-_KINDS: tuple[tuple[type[BaseException], Transport], ...] = (
+# SSLError are ConnectionErrors. None: a request requests could not build (a header value
+# with a newline, a body json cannot encode) was never sent; it is the tool's bug.
+_KINDS: tuple[tuple[type[BaseException], Transport | None], ...] = (
     (r.ConnectTimeout, Transport.CONNECT_TIMEOUT),
     (r.ProxyError, Transport.PROXY),
     (r.SSLError, Transport.TLS),
@@ -27,7 +28,9 @@ _KINDS: tuple[tuple[type[BaseException], Transport], ...] = (
     (r.Timeout, Transport.READ_TIMEOUT),
     (r.ChunkedEncodingError, Transport.PROTOCOL),
     (r.ContentDecodingError, Transport.DECODING),
-    (r.JSONDecodeError, Transport.DECODING),
+    (r.JSONDecodeError, Transport.DECODING),  # an InvalidJSONError too: before it
+    (r.InvalidHeader, None),
+    (r.InvalidJSONError, None),
     (r.TooManyRedirects, Transport.TOO_MANY_REDIRECTS),
     (r.MissingSchema, Transport.UNSUPPORTED_PROTOCOL),
     (r.InvalidSchema, Transport.UNSUPPORTED_PROTOCOL),
