@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import io
+import json
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -429,6 +430,61 @@ def test_a_streamed_answer_the_client_raised_for_maps_by_its_status_and_says_not
         assert "no body" not in texts[client], client
     assert len(set(texts.values())) == 1, texts
     assert texts["httpx"] == llm_snapshot
+
+
+def _aiohttp_json(url: str, **options: Any) -> object:
+    async def call() -> object:
+        async with aiohttp.ClientSession() as session, session.get(url) as response:
+            return await response.json(**options)
+
+    return asyncio.run(call())
+
+
+JSON_OF_EVERY_CLIENT: dict[str, Callable[[str], object]] = {
+    "httpx": lambda url: httpx.get(url).json(),
+    "httpx2": lambda url: httpx2.get(url).json(),
+    "requests": lambda url: requests.get(url, timeout=5).json(),
+    "aiohttp": _aiohttp_json,
+    "aiohttp-any-type": lambda url: _aiohttp_json(url, content_type=None),
+}
+
+
+# What each client's .json() raises: json's own error (requests' subclasses it), or aiohttp's
+# for a Content-Type that is not JSON's.
+NOT_JSON = (json.JSONDecodeError, aiohttp.ContentTypeError)
+
+
+def _answer(status: str, content_type: str, body: bytes) -> bytes:
+    head = f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}"
+    return head.encode() + b"\r\n\r\n" + body
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected", "said"),
+    [
+        (_answer("502 Bad Gateway", "text/html", b"<html><body>Bad gateway</body></html>"),
+         nucleo.Http502Exception, '(HTTP 502 Bad Gateway): the gateway got no valid answer'),
+        (_answer("200 OK", "text/html", b"<html><body>Please sign in</body></html>"),
+         ExternalServiceException, "with HTTP 200, but its answer (text/html) was not the JSON"),
+        (_answer("200 OK", "application/json", b'{"orders": [1, 2'),
+         ExternalServiceException, "but its answer (application/json) was not the JSON expected."),
+    ],
+    ids=["502-page", "200-page", "200-cut-json"],
+)  # fmt: skip
+def test_json_of_an_answer_that_is_not_json_maps_by_its_status_for_every_client(
+    answer: bytes, expected: type[Exception], said: str
+) -> None:
+    # Without raise_for_status(), .json() is what fails: a 5xx maps by its status, a 2xx is
+    # an answer of something else (httpx lets json's own error through, which read as a bug).
+    texts = {}
+    for client, call in JSON_OF_EVERY_CLIENT.items():
+        with answering(answer) as url, pytest.raises(NOT_JSON) as raised:
+            call(url + "/orders")
+        mapped = nucleo.unwrap(raised.value, component="orders")
+        assert type(mapped) is expected, client
+        texts[client] = mapped.explain_to_llm()
+        assert said in texts[client], client
+    assert len(set(texts.values())) == 1, texts
 
 
 def test_a_request_the_client_could_not_build_is_the_tools_bug_not_a_sent_request() -> None:

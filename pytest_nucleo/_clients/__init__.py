@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from types import FrameType
-from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 from pytest_nucleo._registry import LazyRegistry
 
@@ -102,21 +102,19 @@ def support_for(obj: object) -> ClientSupport | None:
 
 
 def _raised_by(exc: BaseException) -> ClientSupport | None:
-    """For an exception of a builtin class, the support of the client whose code raised it,
-    by the module of the innermost frame of its traceback: aiohttp's total timeout is a bare
-    ``TimeoutError``, raised by aiohttp. None for any other exception, and for one the
-    standard library raised (its support is found by the class already)."""
-    if type(exc).__module__ != "builtins":
+    """For an exception of the standard library's classes, the support of the client whose
+    code it was raised through, by the innermost of its traceback's frames that is a client's
+    (the standard library's own are found by the class already): aiohttp's total timeout is a
+    bare ``TimeoutError`` that aiohttp raised, and httpx's ``Response.json()`` lets the
+    ``json`` module's error through. None for an exception of any other class."""
+    if type(exc).__module__.partition(".")[0] not in ("builtins", "json"):
         return None
-    tb = exc.__traceback__
-    if tb is None:
-        return None
-    while tb.tb_next is not None:
-        tb = tb.tb_next
-    package = str(tb.tb_frame.f_globals.get("__name__", "")).partition(".")[0]
-    if package in _STDLIB:
-        return None
-    return cast(ClientSupport | None, _REGISTRY.for_package(package))
+    found = None
+    for frame in frames_of(exc):  # outermost first: the last client frame is the innermost
+        package = str(frame.f_globals.get("__name__", "")).partition(".")[0]
+        if package in _SUPPORT and package not in _STDLIB:
+            found = package
+    return None if found is None else cast(ClientSupport, _REGISTRY.for_package(found))
 
 
 def _seen_by(support: ClientSupport | None, exc: BaseException) -> Seen | None:
@@ -146,6 +144,24 @@ def read_response(obj: object) -> ResponseView | None:
 def clients() -> tuple[str, ...]:
     """The clients the runtime understands, by the name a user knows them by."""
     return (*(name for name in _SUPPORT if name not in _STDLIB), "urllib")
+
+
+def json_raised_by(exc: BaseException, response_type: type) -> Any:
+    """The ``response_type`` whose ``.json()`` raised ``exc``, or None. The decoding error
+    does not carry the response; the frame of the ``json`` method that raised it does."""
+    for frame in frames_of(exc):
+        own = frame.f_locals.get("self")
+        if frame.f_code.co_name == "json" and isinstance(own, response_type):
+            return own
+    return None
+
+
+def undecoded(view: ResponseView, content_type: str | None, exc: BaseException) -> Seen:
+    """What a response whose JSON did not decode means: a 2xx is an answer of something else
+    than the JSON asked for (a login page); any other status maps by itself (a 502 page)."""
+    if 200 <= view.status <= 299:
+        return UndecodedAnswer(view, content_type, type(exc).__name__)
+    return view
 
 
 def frames_of(exc: BaseException) -> Iterator[FrameType]:

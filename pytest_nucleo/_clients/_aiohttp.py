@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import aiohttp
@@ -11,7 +12,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from pytest_nucleo._chain import iter_chain
 from pytest_nucleo._unseen import UNSEEN_BODY, UNSEEN_HEADERS
 
-from . import ResponseView, Seen, TransportSeen, UndecodedAnswer, frames_of
+from . import ResponseView, Seen, TransportSeen, frames_of, json_raised_by, undecoded
 from ._httpx_api import caused_by_tls
 from ._kinds import Transport
 
@@ -90,7 +91,8 @@ def transport_failure(exc: BaseException) -> Seen | None:
         return ResponseView(
             int(exc.status), str(info.url), headers, UNSEEN_BODY, _known(info), info.url.host
         )
-    if isinstance(exc, a.ContentTypeError):
+    if isinstance(exc, a.ContentTypeError | json.JSONDecodeError):
+        # Not JSON by its Content-Type, or (json(content_type=None)) by its body.
         answer = _decoded_by(exc)
         if answer is not None:
             return answer
@@ -101,22 +103,14 @@ def transport_failure(exc: BaseException) -> Seen | None:
     return TransportSeen(kind) if call is None else call._replace(kind=kind)
 
 
-def _decoded_by(exc: BaseException) -> UndecodedAnswer | None:
-    """The 2xx answer whose ``.json()`` raised ``exc`` (its Content-Type is not JSON's): the
-    service answered, with something else. The error carries the status but not the body; the
-    frame of ``ClientResponse.json`` that raised it holds the response, its body read."""
-    for frame in frames_of(exc):
-        response = frame.f_locals.get("self")
-        if (
-            isinstance(response, aiohttp.ClientResponse)
-            and 200 <= response.status <= 299
-            and response._body is not None
-        ):
-            view = read_response(response)
-            if view is not None:
-                content_type = response.headers.get("Content-Type")
-                return UndecodedAnswer(view, content_type, type(exc).__name__)
-    return None
+def _decoded_by(exc: BaseException) -> Seen | None:
+    """The answer whose ``.json()`` raised ``exc`` (see ``undecoded``); ``json()`` reads the
+    body before it decodes it."""
+    response = json_raised_by(exc, aiohttp.ClientResponse)
+    if response is None or response._body is None:
+        return None
+    view = read_response(response)
+    return None if view is None else undecoded(view, response.headers.get("Content-Type"), exc)
 
 
 def _unparsable(exc: BaseException) -> bool:

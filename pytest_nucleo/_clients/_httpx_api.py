@@ -9,7 +9,7 @@ from typing import Any
 from pytest_nucleo._chain import iter_chain
 from pytest_nucleo._unseen import UNSEEN_BODY
 
-from . import ResponseView, TransportSeen
+from . import ResponseView, Seen, TransportSeen, json_raised_by, undecoded
 from ._hooks import FailureCheck, replace_marked
 from ._kinds import Transport
 
@@ -54,11 +54,16 @@ class HttpxApi:
             return Transport.TLS  # httpx reports a failed handshake as a ConnectError
         return kind
 
-    def transport_failure(self, exc: BaseException) -> TransportSeen | ResponseView | None:
+    def transport_failure(self, exc: BaseException) -> Seen | None:
         if isinstance(exc, self.lib.HTTPStatusError):
             # raise_for_status() on a streamed response whose body was not read (its stream
             # is closed by then, mostly): the status says enough, the body is unseen.
             return self._view(exc.response, unread=UNSEEN_BODY)
+        if isinstance(exc, ValueError):  # json's error, let through by Response.json()
+            response = json_raised_by(exc, self.lib.Response)
+            view = self.read_response(response) if response is not None else None
+            if view is not None:
+                return undecoded(view, response.headers.get("content-type"), exc)
         kind = self.transport_kind(exc)
         if kind is None:
             return None

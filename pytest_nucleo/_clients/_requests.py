@@ -10,7 +10,7 @@ from requests import exceptions as r
 
 from pytest_nucleo._unseen import UNSEEN_BODY
 
-from . import ResponseView, Seen, TransportSeen, UndecodedAnswer, frames_of
+from . import ResponseView, Seen, TransportSeen, json_raised_by, undecoded
 from . import transport_failure as _any_client
 from ._hooks import FailureCheck, replace_marked
 from ._httpx_api import caused_by_tls
@@ -103,17 +103,11 @@ def _carried(request: Any) -> tuple[str, ...]:
     )  # fmt: skip
 
 
-def _decoded_by(exc: BaseException) -> UndecodedAnswer | None:
-    """The 2xx answer whose ``.json()`` raised ``exc``. The error does not carry it, but the
-    frame of ``Response.json`` that raised it does."""
-    for frame in frames_of(exc):
-        response = frame.f_locals.get("self")
-        if isinstance(response, requests.Response) and 200 <= response.status_code <= 299:
-            view = read_response(response)
-            if view is not None:
-                content_type = response.headers.get("content-type")
-                return UndecodedAnswer(view, content_type, type(exc).__name__)
-    return None
+def _decoded_by(exc: BaseException) -> Seen | None:
+    """The answer whose ``.json()`` raised ``exc`` (see ``undecoded``)."""
+    response = json_raised_by(exc, requests.Response)
+    view = read_response(response) if response is not None else None
+    return None if view is None else undecoded(view, response.headers.get("content-type"), exc)
 
 
 def read_response(obj: object) -> ResponseView | None:
