@@ -6,7 +6,9 @@ larger than the sockets' buffers), ``stalled`` (answers the status line, the hea
 of the body, then nothing more), ``garbage`` (answers with no HTTP),
 ``truncated`` (closes halfway through the body) and ``plaintext`` (plain TCP where the client
 expects TLS). ``full_queue`` gives a listener no connection gets through to (a connect
-timeout). No test waits on a clock: each timeout is a tiny client timeout.
+timeout), ``silent_once`` a server that stops listening once it has taken a connection (a
+read timeout, then refusals). No test waits on a clock: each timeout is a tiny client
+timeout.
 """
 
 from __future__ import annotations
@@ -111,6 +113,33 @@ def answering(answer: bytes) -> Iterator[str]:
             listener.shutdown(socket.SHUT_RDWR)
         listener.close()
         thread.join(timeout=5)
+
+
+@contextmanager
+def silent_once() -> Iterator[str]:
+    """The base URL of a server that takes one connection and never answers it, then refuses
+    every other (its listener closed): a client that retries times out reading, then is
+    refused."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    address = listener.getsockname()
+    taken: list[socket.socket] = []
+
+    def take_one() -> None:
+        with contextlib.suppress(OSError):  # the test ended before a client came
+            taken.append(listener.accept()[0])
+        listener.close()
+
+    thread = threading.Thread(target=take_one, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{address[1]}"
+    finally:
+        listener.close()
+        thread.join(timeout=5)
+        for conn in taken:
+            conn.close()
 
 
 @contextmanager

@@ -34,7 +34,7 @@ from pytest_nucleo import (
     ServiceClient,
 )
 from pytest_nucleo.strategies import _TRANSPORT_FAILURES
-from tests._loopback import answering, full_queue, large_body, loopback
+from tests._loopback import answering, full_queue, large_body, loopback, silent_once
 
 TIMEOUT = 0.2  # seconds a client waits for the silent server to answer
 # Connecting to loopback takes no time, but on a loaded machine it took longer than TIMEOUT
@@ -173,6 +173,7 @@ UPLOADS: dict[str, Callable[[str, bytes], object]] = {
     ),
 }
 SEND_FAILURES = (httpx2.WriteTimeout, requests.ConnectionError, urllib3.exceptions.ProtocolError)
+RETRY_FAILURES = (urllib3.exceptions.MaxRetryError, requests.ConnectionError)
 
 
 @pytest.mark.parametrize("client", sorted(UPLOADS))
@@ -181,6 +182,38 @@ def test_a_request_whose_sending_timed_out_says_part_of_it_was_sent(client: str)
         UPLOADS[client](url, large_body())
     text = nucleo.unwrap(caught.value, component="orders").explain_to_llm()
     assert PART_SENT in text
+
+
+# Retries of every method and phase, at once: urllib3 retries no POST by default.
+RETRY_ALL = urllib3.Retry(total=2, connect=2, read=2, allowed_methods=None, backoff_factor=0)
+RETRYING: dict[str, Callable[[str], object]] = {
+    "urllib3": lambda url: urllib3.PoolManager(retries=RETRY_ALL).request(
+        "POST", url + "/orders", body=b"{}", timeout=URLLIB3_TIMEOUT
+    ),
+    "requests": lambda url: _retrying_session().post(
+        url + "/orders", data=b"{}", timeout=(CONNECT_TIMEOUT, TIMEOUT)
+    ),
+}
+
+
+def _retrying_session() -> requests.Session:
+    session = requests.Session()
+    session.mount("http://", requests.adapters.HTTPAdapter(max_retries=RETRY_ALL))
+    return session
+
+
+@pytest.mark.parametrize("client", sorted(RETRYING))
+def test_a_retried_call_refused_at_last_says_an_earlier_try_was_sent(client: str) -> None:
+    # The first try timed out reading (the server had the request), the next were refused:
+    # the last failure alone says nothing was sent, which would let a write be repeated.
+    with silent_once() as url, pytest.raises(RETRY_FAILURES) as raised:
+        RETRYING[client](url)
+    text = nucleo.unwrap(raised.value, component="orders").explain_to_llm()
+    assert "the connection was refused or could not be made. An earlier try sent the " in text
+    assert NOTHING_SENT not in text
+    with loopback("refused") as url, pytest.raises(RETRY_FAILURES) as raised:
+        RETRYING[client](url)  # refused every time: nothing was ever sent
+    assert NOTHING_SENT in nucleo.unwrap(raised.value, component="orders").explain_to_llm()
 
 
 @pytest.mark.parametrize("client", ["httpx2", "requests"])  # the fake answers no bare urllib3

@@ -61,6 +61,9 @@ class TransportSeen(NamedTuple):
     url: str | None = None
     host: str | None = None
     """The host called, when the exception knows it but not the URL."""
+    sent_before: bool = False
+    """Whether an earlier try of the call, which the client retried, got past connecting:
+    then the service may have acted on it, whatever the last try's failure says."""
 
 
 class UndecodedAnswer(NamedTuple):

@@ -22,6 +22,7 @@ _NOT_SENT = "nothing was sent, so the service did not act on the request"
 _MAYBE_SENT = "the request was sent, so the service may have acted on it"
 _PART_SENT = "part of the request was sent, so the service may have acted on it"
 _SOME_SENT = "the request, or part of it, was sent, so the service may have acted on it"
+_SENT_BEFORE = "an earlier try sent the request, so the service may have acted on it"
 
 
 class Transport(enum.Enum):
@@ -46,6 +47,11 @@ class Transport(enum.Enum):
     def __init__(self, what: str, sent: str) -> None:
         self.what = what
         self.sent = sent
+
+    @property
+    def sent_nothing(self) -> bool:
+        """Whether nothing of the request left, so the service did not act on it."""
+        return self.sent == _NOT_SENT
 
 
 def service_host(host: str | None) -> str | None:
@@ -78,12 +84,15 @@ def transport_exception(
     url: str | None = None,
     *,
     service_known: bool = True,
+    sent_before: bool = False,
 ) -> ExternalServiceException:
     """The ExternalServiceException for a call to ``service`` that got no response.
 
     ``str(error)`` is never used: client messages can hold the URL with its userinfo and
     query. ``method`` and ``url`` name the call when they are known; only the URL's path shows.
-    ``service_known=False`` says ``service`` is only the component that made the call.
+    ``service_known=False`` says ``service`` is only the component that made the call;
+    ``sent_before=True`` that an earlier try (the client retried) got past connecting, so a
+    last try that sent nothing does not say the service did not act.
     """
     name = one_line(service, VALUE_LIMIT)
     if not service_known:
@@ -93,13 +102,14 @@ def transport_exception(
         call = f"{one_line(method, 16)} {safe_endpoint(url)}"
     elif url:
         call = safe_endpoint(url)
+    sent = _SENT_BEFORE if sent_before and kind.sent_nothing else kind.sent
     failure = ExternalServiceException(
         service,
         f"{call + ' ' if call else ''}got no response ({type(error).__name__}): "
-        f"{kind.what}; {kind.sent}",
+        f"{kind.what}; {sent}",
         llm_message=(
             f"The external service {name} gave no answer{' to ' + call if call else ''}: "
-            f"{kind.what}. {kind.sent[0].upper()}{kind.sent[1:]}. {next_step(None)}"
+            f"{kind.what}. {sent[0].upper()}{sent[1:]}. {next_step(None)}"
         ),
     )
     logger.debug("%s", failure)

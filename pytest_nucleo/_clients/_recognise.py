@@ -45,7 +45,8 @@ def client_failure(
     else:
         called = service or service_host(seen.host or host_of(seen.url))
         failure = transport_exception(
-            called or component, exc, seen.kind, seen.method, seen.url, service_known=bool(called)
-        )
+            called or component, exc, seen.kind, seen.method, seen.url,
+            service_known=bool(called), sent_before=seen.sent_before,
+        )  # fmt: skip
     failure.__cause__ = exc
     return failure

@@ -15,7 +15,7 @@ from . import transport_failure as _any_client
 from ._hooks import FailureCheck, replace_marked
 from ._httpx_api import caused_by_tls
 from ._kinds import Transport, host_of
-from ._urllib3 import last_answer
+from ._urllib3 import last_answer, sent_before
 
 # Most specific first: ConnectTimeout is a ConnectionError and a Timeout; ProxyError and
 # SSLError are ConnectionErrors. None: a request requests could not build (a header value
@@ -72,9 +72,11 @@ def transport_failure(exc: BaseException) -> Seen | None:
     request: Any = getattr(exc, "request", None)
     method = getattr(request, "method", None)
     url = getattr(request, "url", None)
+    wrapped = exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else None
     return TransportSeen(
-        kind, method if isinstance(method, str) else None, url if isinstance(url, str) else None
-    )
+        kind, method if isinstance(method, str) else None, url if isinstance(url, str) else None,
+        sent_before=wrapped is not None and sent_before(wrapped),
+    )  # fmt: skip
 
 
 def _gave_up_on(exc: r.RetryError) -> ResponseView | None:

@@ -10,7 +10,7 @@ from urllib3 import exceptions as u
 
 from pytest_nucleo._unseen import UNSEEN_BODY, UNSEEN_HEADERS
 
-from . import ResponseView, TransportSeen
+from . import ResponseView, TransportSeen, frames_of
 from ._httpx_api import caused_by_tls
 from ._kinds import Transport, host_of
 
@@ -92,7 +92,30 @@ def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None
     kind = transport_kind(exc)
     if kind is None:
         return None
-    return _call_of(exc, kind)
+    return _call_of(exc, kind)._replace(sent_before=sent_before(exc))
+
+
+def sent_before(exc: BaseException) -> bool:
+    """Whether a try before the last of a call urllib3 retried got past connecting: it got an
+    answer (a status it retried, a redirect), or failed after the request left (a read
+    timeout). ``Retry.increment``, which gave up, holds the tries in its new ``history``."""
+    if not isinstance(exc, u.MaxRetryError):
+        return False
+    for frame in frames_of(exc):
+        retry = frame.f_locals.get("new_retry")
+        if isinstance(retry, urllib3.Retry) and frame.f_code.co_name == "increment":
+            return any(
+                tried.status is not None
+                or tried.redirect_location is not None
+                or (tried.error is not None and _sent_by(tried.error))
+                for tried in retry.history[:-1]  # the last is the failure itself
+            )
+    return False
+
+
+def _sent_by(error: BaseException) -> bool:
+    kind = transport_kind(error)
+    return kind is not None and not kind.sent_nothing
 
 
 def last_answer(exc: u.MaxRetryError) -> ResponseView | None:
