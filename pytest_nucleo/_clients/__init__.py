@@ -133,9 +133,32 @@ def _seen_by(support: ClientSupport | None, exc: BaseException) -> Seen | None:
 
 def transport_failure(exc: BaseException) -> Seen | None:
     """See :meth:`ClientSupport.transport_failure`; None for an exception of no known client.
-    An exception of a builtin class is asked first of the client that raised it."""
+    An exception of a builtin class is asked first of the client that raised it; one no
+    client claims may still carry a failing answer (see ``_carried_answer``)."""
     seen = _seen_by(_raised_by(exc), exc)
-    return seen if seen is not None else _seen_by(support_for(exc), exc)
+    if seen is None:
+        seen = _seen_by(support_for(exc), exc)
+    return seen if seen is not None else _carried_answer(exc)
+
+
+_CARRIERS = ("response", "raw_response")
+"""Where an SDK's own error keeps the response it was raised for: Speakeasy's SDKs (mistralai
+among them) as ``raw_response``, many others as ``response``."""
+
+
+def _carried_answer(exc: BaseException) -> ResponseView | None:
+    """The failing answer (status 400 or more) of a client that an exception of no client
+    carries: an SDK that raises its own error for a status keeps the response it got, and
+    that response says what failed. Only a client's own response object counts."""
+    for name in _CARRIERS:
+        try:
+            value = getattr(exc, name, None)
+            view = read_response(value) if value is not None else None
+        except Exception:  # a property that raises, or a streamed body not read: not here
+            continue
+        if view is not None and view.status >= 400:
+            return view
+    return None
 
 
 def read_response(obj: object) -> ResponseView | None:
