@@ -22,15 +22,16 @@ import inspect
 import json
 import logging
 import math
+import sys
 import threading
 import traceback
 import uuid
 import weakref
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import PurePath
 from typing import Any, TypeVar, overload
 
-from ._chain import find_in_chain, recognise_foreign, unwrap
+from ._chain import find_in_chain, iter_chain, recognise_foreign, unwrap
 from ._clock import SYSTEM_CLOCK, Clock
 from ._exceptions import (
     InvalidInputException,
@@ -323,35 +324,40 @@ def _name_of(target: object) -> str:
     return named if isinstance(named, str) else type(target).__name__
 
 
-async def _in_own_task(call: Any) -> Any:
-    """Await the tool's ``call`` in a task of its own, handing back what it raised as a value
-    (see ``_boxed``: a task's exception is thrown into the coroutine awaiting it, too).
-
-    Whether the runner's task is being cancelled is what tells a stop from a failure, and a
-    tool can leave that state behind without being stopped: on Python 3.11, and 3.12 before
-    3.12.3, an ``asyncio.TaskGroup`` whose task fails after its body ended leaves a
-    cancellation request on the task it ran in. A cancellation of the runner's task still
-    reaches the tool: the task it awaits is cancelled with it."""
-    if not asyncio.iscoroutine(call):
-        return await call
-    try:
-        return await asyncio.get_running_loop().create_task(_boxed_call(call))
-    finally:
-        # The task is done by now. Cancelled before its first step, it never started the
-        # call: close it, or Python warns that it was never awaited.
-        call.close()
+# Python 3.11, and 3.12 before 3.12.3: an asyncio.TaskGroup whose task fails after the group's
+# body ended cancels the task it runs in and never takes that request back (fixed upstream in
+# 3.12.3 and 3.13).
+_TASK_GROUPS_LEAVE_REQUESTS = sys.version_info < (3, 12, 3)
 
 
-async def _boxed_call(call: Coroutine[Any, Any, Any]) -> Any:
-    try:
-        return await call
-    except asyncio.CancelledError as exc:
-        task = asyncio.current_task()
-        if task is None or task.cancelling():
-            raise  # the call was stopped: its task ends cancelled, as the runner's will
-        return _Raised(exc)  # the tool's own
-    except BaseException as exc:
-        return _Raised(exc)
+def _requests_left_by_task_groups(exc: BaseException, task: asyncio.Task[Any]) -> int:
+    """How many cancellation requests the tool's task groups left on ``task`` (see above):
+    one per group in the chain of ``exc`` that asked to cancel ``task`` once its body had
+    ended. Whether the runner's task is being cancelled is what tells a stop from a failure,
+    so a request the caller never made must be given back before it is asked. A group that
+    asked while its body ran took its request back itself: its error's context is the
+    CancelledError its body got."""
+    if not _TASK_GROUPS_LEAVE_REQUESTS:
+        return 0
+    left = 0
+    for group in iter_chain(exc):  # a group's members are visited too
+        if not isinstance(group, BaseExceptionGroup) or isinstance(
+            group.__context__, asyncio.CancelledError
+        ):
+            continue
+        tb = group.__traceback__
+        while tb is not None:
+            owner = tb.tb_frame.f_locals.get("self")
+            if (
+                tb.tb_frame.f_code.co_name == "__aexit__"
+                and isinstance(owner, asyncio.TaskGroup)
+                and getattr(owner, "_parent_task", None) is task
+                and getattr(owner, "_parent_cancel_requested", False)
+            ):
+                left += 1
+                break
+            tb = tb.tb_next
+    return left
 
 
 def _is_async(target: object) -> bool:
@@ -1032,9 +1038,7 @@ class _Call:
                 raise
             try:
                 if is_async:
-                    value = await _in_own_task(self.tool(*args, **kwargs))
-                    if isinstance(value, _Raised):
-                        raise value.exception
+                    value = await self.tool(*args, **kwargs)
                 else:
                     # A plain function runs in a worker thread: it must not block the loop, and
                     # a timeout or a cancellation must still be able to end the call.
@@ -1048,6 +1052,9 @@ class _Call:
                 raise
             except BaseException as exc:
                 task = asyncio.current_task()
+                if task is not None:
+                    for _ in range(_requests_left_by_task_groups(exc, task)):
+                        task.uncancel()
                 if task is None or task.cancelling():
                     # This task is being cancelled (the runner's timeout or token, or the
                     # caller's own cancellation): the stop is the outcome, whatever the tool

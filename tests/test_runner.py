@@ -363,6 +363,45 @@ def test_a_task_group_failing_after_its_body_is_the_tools_failure_not_a_stop() -
         assert result.text.startswith('No order was found with the identifier "42".')
 
 
+def test_the_callers_cancellation_still_wins_over_a_task_groups_failure() -> None:
+    # The caller cancels while the group waits for its task, whose cleanup fails: the group
+    # raises that failure, and the caller's cancellation must still reach the caller.
+    async def tool() -> None:
+        async def fail_on_cancel() -> None:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                raise ValueError("cleanup failed") from None
+
+        async with asyncio.TaskGroup() as group:
+            group.create_task(fail_on_cancel())
+
+    async def cancelled_caller() -> None:
+        call = asyncio.create_task(arun_tool(tool))
+        for _ in range(3):  # the call starts, enters the group, waits for its task
+            await asyncio.sleep(0)
+        call.cancel()
+        await call
+
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(cancelled_caller())
+
+
+def test_an_async_tool_runs_in_the_callers_task() -> None:
+    # So what the caller set up for its task (an anyio cancel scope's shield, a context
+    # variable the tool sets) holds for the tool.
+    async def tool() -> bool:
+        return asyncio.current_task() is caller
+
+    async def main() -> ToolResult:
+        nonlocal caller
+        caller = asyncio.current_task()
+        return await arun_tool(tool)
+
+    caller: asyncio.Task[Any] | None = None
+    assert asyncio.run(main()).value is True
+
+
 @pytest.mark.parametrize("kind", [KeyboardInterrupt, SystemExit])
 def test_the_process_stopping_is_let_through_by_both_runners(kind: type[BaseException]) -> None:
     with pytest.raises(kind):
