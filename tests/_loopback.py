@@ -83,12 +83,14 @@ def loopback(mode: str) -> Iterator[str]:
 
 
 @contextmanager
-def answering(answer: bytes) -> Iterator[str]:
+def answering(answer: bytes, *, hold: bool = False) -> Iterator[str]:
     """The base URL of a server on 127.0.0.1 that answers every request with ``answer`` (raw
-    HTTP bytes) and closes the connection."""
+    HTTP bytes) and closes the connection; with ``hold``, keeps it open instead, so a body
+    shorter than its Content-Length never completes."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(16)
+    held: list[socket.socket] = []
 
     def serve() -> None:
         while True:
@@ -96,13 +98,17 @@ def answering(answer: bytes) -> Iterator[str]:
                 conn, _ = listener.accept()
             except OSError:
                 return
-            with conn:
-                try:
-                    conn.recv(65536)
-                    conn.sendall(answer)
+            try:
+                conn.recv(65536)
+                conn.sendall(answer)
+                if not hold:
                     conn.shutdown(socket.SHUT_WR)
-                except OSError:
-                    pass
+            except OSError:
+                pass
+            if hold:
+                held.append(conn)
+            else:
+                conn.close()
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
@@ -113,6 +119,8 @@ def answering(answer: bytes) -> Iterator[str]:
             listener.shutdown(socket.SHUT_RDWR)
         listener.close()
         thread.join(timeout=5)
+        for conn in held:
+            conn.close()
 
 
 @contextmanager

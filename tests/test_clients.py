@@ -446,6 +446,18 @@ UNAVAILABLE = (
 )
 
 
+def test_a_streamed_answer_whose_body_breaks_off_while_mapped_still_maps_by_its_status() -> None:
+    # Not closed, the stream is read by the mapping; its body stalls, and the read timeout
+    # the tool set ends the reading. That error must not escape the mapping.
+    with answering(UNAVAILABLE[:-5], hold=True) as url:  # 5 bytes short of its length
+        response = requests.get(url + "/files/7", stream=True, timeout=(5, TIMEOUT))
+        with pytest.raises(requests.HTTPError) as raised:
+            response.raise_for_status()
+        exc = nucleo.unwrap(raised.value, component="downloads")
+    assert type(exc) is Http503Exception
+    assert "no body" not in exc.explain_to_llm()
+
+
 def test_a_streamed_answer_the_client_raised_for_maps_by_its_status_and_says_nothing_of_its_body(
     llm_snapshot: SnapshotAssertion,
 ) -> None:

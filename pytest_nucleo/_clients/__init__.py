@@ -125,9 +125,9 @@ def _seen_by(support: ClientSupport | None, exc: BaseException) -> Seen | None:
         return None
     try:
         return support.transport_failure(exc)
-    except ValueError:
-        # A status error whose response cannot be read (a requests.Response that lost its raw
-        # body): it means nothing more than any other exception.
+    except Exception:
+        # What a client's support could not read (a status error whose response lost its
+        # body) means nothing more than any other exception: the mapping never raises.
         return None
 
 

@@ -126,11 +126,20 @@ def read_response(obj: object) -> ResponseView | None:
     request = response.request
     known = _carried(request) if request is not None else ()
     url = response.url or (request.url if request is not None else None) or "/"
-    body = UNSEEN_BODY if consumed else response.content or b""
+    body = UNSEEN_BODY if consumed else _content(response)
     return ResponseView(
         int(response.status_code), str(url), tuple(response.headers.items()), body, known,
         host_of(str(url)),
     )  # fmt: skip
+
+
+def _content(response: Any) -> bytes:
+    """The body, read now for a streamed response; unseen when the reading breaks off (a
+    stalled or reset stream): the status still says what failed."""
+    try:
+        return bytes(response.content or b"")
+    except (requests.RequestException, urllib3.exceptions.HTTPError, OSError):
+        return UNSEEN_BODY
 
 
 def hook_failures(client: object, check: FailureCheck, mark: str) -> bool:
