@@ -12,6 +12,7 @@ import io
 import json
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -108,6 +109,7 @@ WHAT = {
 NOTHING_SENT = "Nothing was sent, so the service did not act on the request."
 MAYBE_SENT = "The request was sent, so the service may have acted on it."
 PART_SENT = "sending the request timed out. Part of the request was sent, so the service"
+SENT_BEFORE = "An earlier request of this call reached the service, so it may have acted on it."
 
 
 # Exceptions that carry neither the request nor the host: a read in progress failed.
@@ -209,11 +211,45 @@ def test_a_retried_call_refused_at_last_says_an_earlier_try_was_sent(client: str
     with silent_once() as url, pytest.raises(RETRY_FAILURES) as raised:
         RETRYING[client](url)
     text = nucleo.unwrap(raised.value, component="orders").explain_to_llm()
-    assert "the connection was refused or could not be made. An earlier try sent the " in text
+    assert f"the connection was refused or could not be made. {SENT_BEFORE}" in text
     assert NOTHING_SENT not in text
     with loopback("refused") as url, pytest.raises(RETRY_FAILURES) as raised:
         RETRYING[client](url)  # refused every time: nothing was ever sent
     assert NOTHING_SENT in nucleo.unwrap(raised.value, component="orders").explain_to_llm()
+
+
+def _aiohttp_post(url: str) -> None:
+    async def call() -> None:
+        async with aiohttp.ClientSession() as session, session.post(url, data=b"{}"):
+            pass
+
+    asyncio.run(call())
+
+
+POSTS_FOLLOWING_REDIRECTS: dict[str, Callable[[str], object]] = {
+    "httpx": lambda url: httpx.post(url, content=b"{}", follow_redirects=True),
+    "httpx2": lambda url: httpx2.post(url, content=b"{}", follow_redirects=True),
+    "requests": lambda url: requests.post(url, data=b"{}", timeout=5),
+    "urllib3": lambda url: urllib3.PoolManager().request("POST", url, body=b"{}"),
+    "urllib": lambda url: urllib.request.urlopen(urllib.request.Request(url, data=b"{}")),
+    "aiohttp": _aiohttp_post,
+}
+
+
+@pytest.mark.parametrize("client", sorted(POSTS_FOLLOWING_REDIRECTS))
+def test_a_redirect_to_a_refusing_host_says_the_first_request_reached_the_service(
+    client: str,
+) -> None:
+    # The POST was answered with a redirect, so the service had it; only the redirect's
+    # target refused the connection.
+    with loopback("refused") as dead:
+        redirect = f"HTTP/1.1 303 See Other\r\nLocation: {dead}/orders/7\r\n"
+        answer = f"{redirect}Content-Length: 0\r\n\r\n".encode()
+        # Each client raises its own class.
+        with answering(answer) as url, pytest.raises(Exception) as raised:  # noqa: PT011
+            POSTS_FOLLOWING_REDIRECTS[client](url + "/orders")
+    text = nucleo.unwrap(raised.value, component="orders").explain_to_llm()
+    assert f"the connection was refused or could not be made. {SENT_BEFORE}" in text
 
 
 @pytest.mark.parametrize("client", ["httpx2", "requests"])  # the fake answers no bare urllib3
@@ -308,9 +344,10 @@ def test_a_timeout_the_tool_sets_around_aiohttp_stays_the_tools_own() -> None:
 def test_a_builtin_exception_a_clients_code_raised_is_the_services_only_when_the_client_says_so(
     package: str, error_class: type[Exception]
 ) -> None:
-    # A builtin exception is asked of the client whose code raised it, by its innermost frame:
-    # only aiohttp's bare TimeoutError (its total timeout) means the service did not answer.
-    scope: dict[str, Any] = {"__name__": f"{package}._inner", "error_class": error_class}
+    # A builtin exception is asked of the client whose code raised it, by its frames: only
+    # aiohttp's bare TimeoutError, raised by its timer (aiohttp.helpers: the total timeout),
+    # means the service did not answer.
+    scope: dict[str, Any] = {"__name__": f"{package}.helpers", "error_class": error_class}
     exec("def raising():\n    raise error_class()\n", scope)  # a function of the client's
     with pytest.raises(error_class) as caught:
         scope["raising"]()

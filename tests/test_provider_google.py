@@ -204,3 +204,5 @@ def test_another_google_packages_error_is_no_providers() -> None:
     assert nucleo.from_provider_error(auth.RefreshError("token expired")) is None
     built_without_status = errors.APIError(0, {"error": {"message": "odd"}})
     assert nucleo.from_provider_error(built_without_status) is None
+    live_closed = errors.APIError(1011, "Internal error encountered.")  # a WebSocket close code
+    assert nucleo.from_provider_error(live_closed) is None

@@ -62,8 +62,9 @@ class TransportSeen(NamedTuple):
     host: str | None = None
     """The host called, when the exception knows it but not the URL."""
     sent_before: bool = False
-    """Whether an earlier try of the call, which the client retried, got past connecting:
-    then the service may have acted on it, whatever the last try's failure says."""
+    """Whether an earlier request of the call (a try the client retried, one answered with a
+    redirect) got past connecting: then the service may have acted on it, whatever the last
+    request's failure says."""
 
 
 class UndecodedAnswer(NamedTuple):

@@ -60,6 +60,27 @@ def _call_of(exc: BaseException) -> TransportSeen | None:
     return TransportSeen(Transport.OTHER, url=str(url)) if url is not None else None
 
 
+def _redirected(exc: BaseException) -> bool:
+    """Whether the session followed a redirect before ``exc`` ended the call: the request
+    that was answered with it reached the service (``ClientSession._request`` keeps the
+    answers it followed in ``history``)."""
+    return any(
+        frame.f_code.co_name == "_request"
+        and isinstance(frame.f_locals.get("self"), aiohttp.ClientSession)
+        and bool(frame.f_locals.get("history"))
+        for frame in frames_of(exc)
+    )
+
+
+def _raised_by_the_timer(exc: BaseException) -> bool:
+    """Whether ``exc`` (a bare TimeoutError) was raised by the timer of aiohttp's total
+    timeout, not by another wait in aiohttp's code (a websocket's receive, say)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_globals.get("__name__") == "aiohttp.helpers"
+
+
 def _timed_out(exc: BaseException) -> TransportSeen:
     """aiohttp's total timeout (``ClientTimeout.total``, 5 minutes by default), a bare
     ``TimeoutError`` raised where aiohttp's timer was left. It cancelled the call where it
@@ -81,8 +102,8 @@ def _timed_out(exc: BaseException) -> TransportSeen:
 
 
 def transport_failure(exc: BaseException) -> Seen | None:
-    if type(exc) is TimeoutError:  # found for a bare one only when aiohttp raised it
-        return _timed_out(exc)
+    if type(exc) is TimeoutError and _raised_by_the_timer(exc):
+        return _timed_out(exc)._replace(sent_before=_redirected(exc))
     if type(exc) is a.ClientResponseError and not _unparsable(exc):
         # raise_for_status(): a status was received. aiohttp raises before reading the body,
         # and the error keeps none: it is unseen, not empty.
@@ -100,7 +121,8 @@ def transport_failure(exc: BaseException) -> Seen | None:
     if kind is None:
         return None
     call = _call_of(exc)
-    return TransportSeen(kind) if call is None else call._replace(kind=kind)
+    seen = TransportSeen(kind) if call is None else call._replace(kind=kind)
+    return seen._replace(sent_before=_redirected(exc))
 
 
 def _decoded_by(exc: BaseException) -> Seen | None:

@@ -9,7 +9,7 @@ from typing import Any
 from pytest_nucleo._chain import iter_chain
 from pytest_nucleo._unseen import UNSEEN_BODY
 
-from . import ResponseView, Seen, TransportSeen, json_raised_by, undecoded
+from . import ResponseView, Seen, TransportSeen, frames_of, json_raised_by, undecoded
 from ._hooks import FailureCheck, replace_marked
 from ._kinds import Transport
 
@@ -68,9 +68,19 @@ class HttpxApi:
         if kind is None:
             return None
         request = self._request_of(exc)
+        seen = TransportSeen(kind, sent_before=self._answered_before(exc))
         if request is None:
-            return TransportSeen(kind)
-        return TransportSeen(kind, str(request.method), str(request.url))
+            return seen
+        return seen._replace(method=str(request.method), url=str(request.url))
+
+    def _answered_before(self, exc: BaseException) -> bool:
+        """Whether the client had an answer to an earlier request of the call (a redirect it
+        followed, an authentication challenge): the client's frames keep them in ``history``."""
+        clients = (self.lib.Client, self.lib.AsyncClient)
+        return any(
+            isinstance(frame.f_locals.get("self"), clients) and bool(frame.f_locals.get("history"))
+            for frame in frames_of(exc)
+        )
 
     @staticmethod
     def _request_of(holder: Any) -> Any:

@@ -22,7 +22,7 @@ _NOT_SENT = "nothing was sent, so the service did not act on the request"
 _MAYBE_SENT = "the request was sent, so the service may have acted on it"
 _PART_SENT = "part of the request was sent, so the service may have acted on it"
 _SOME_SENT = "the request, or part of it, was sent, so the service may have acted on it"
-_SENT_BEFORE = "an earlier try sent the request, so the service may have acted on it"
+_SENT_BEFORE = "an earlier request of this call reached the service, so it may have acted on it"
 
 
 class Transport(enum.Enum):
@@ -91,8 +91,9 @@ def transport_exception(
     ``str(error)`` is never used: client messages can hold the URL with its userinfo and
     query. ``method`` and ``url`` name the call when they are known; only the URL's path shows.
     ``service_known=False`` says ``service`` is only the component that made the call;
-    ``sent_before=True`` that an earlier try (the client retried) got past connecting, so a
-    last try that sent nothing does not say the service did not act.
+    ``sent_before=True`` that an earlier request of the call (a try the client retried, one
+    answered with a redirect) got past connecting, so a last one that sent nothing does not
+    say the service did not act.
     """
     name = one_line(service, VALUE_LIMIT)
     if not service_known:

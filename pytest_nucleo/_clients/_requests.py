@@ -10,7 +10,7 @@ from requests import exceptions as r
 
 from pytest_nucleo._unseen import UNSEEN_BODY
 
-from . import ResponseView, Seen, TransportSeen, json_raised_by, undecoded
+from . import ResponseView, Seen, TransportSeen, frames_of, json_raised_by, undecoded
 from . import transport_failure as _any_client
 from ._hooks import FailureCheck, replace_marked
 from ._httpx_api import caused_by_tls
@@ -46,7 +46,7 @@ def transport_kind(exc: BaseException) -> Transport | None:
         # requests raises one ConnectionError both for a refused connection (it wraps urllib3's
         # MaxRetryError of a NewConnectionError) and for one that broke after the request left
         # (a ProtocolError "Connection aborted"): the wrapped error tells them apart.
-        wrapped = exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else None
+        wrapped = _wrapped(exc)
         seen = _any_client(wrapped) if wrapped is not None else None
         if isinstance(seen, TransportSeen):
             return seen.kind
@@ -72,11 +72,26 @@ def transport_failure(exc: BaseException) -> Seen | None:
     request: Any = getattr(exc, "request", None)
     method = getattr(request, "method", None)
     url = getattr(request, "url", None)
-    wrapped = exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else None
+    wrapped = _wrapped(exc)
     return TransportSeen(
         kind, method if isinstance(method, str) else None, url if isinstance(url, str) else None,
-        sent_before=wrapped is not None and sent_before(wrapped),
+        sent_before=_redirected(exc) or (wrapped is not None and sent_before(wrapped)),
     )  # fmt: skip
+
+
+def _wrapped(exc: BaseException) -> BaseException | None:
+    """The urllib3 error a requests ConnectionError wraps, as its first argument."""
+    return exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else None
+
+
+def _redirected(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while a redirect was followed: the request answered with it
+    reached the service."""
+    return any(
+        frame.f_code.co_name == "resolve_redirects"
+        and isinstance(frame.f_locals.get("self"), requests.Session)
+        for frame in frames_of(exc)
+    )
 
 
 def _gave_up_on(exc: r.RetryError) -> ResponseView | None:

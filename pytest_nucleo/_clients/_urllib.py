@@ -167,9 +167,13 @@ def transport_failure(exc: BaseException) -> TransportSeen | ResponseView | None
     kind = _kind(exc, call)
     if kind is None:
         return None
+    # Raised while a redirect was followed: the request answered with it reached the service.
+    redirected = any(
+        frame.f_code.co_qualname.startswith("HTTPRedirectHandler.") for frame in frames_of(exc)
+    )
     if call is None:
-        return TransportSeen(kind)
-    return TransportSeen(kind, call.method, call.url, call.host)
+        return TransportSeen(kind, sent_before=redirected)
+    return TransportSeen(kind, call.method, call.url, call.host, sent_before=redirected)
 
 
 def _redirected_too_often(exc: BaseException) -> bool:

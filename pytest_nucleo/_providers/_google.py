@@ -39,8 +39,10 @@ def provider_answer(exc: BaseException) -> ProviderAnswer | None:
     if errors is None or not isinstance(exc, errors.APIError):
         return None
     error: Any = exc
-    if isinstance(error.code, bool) or not isinstance(error.code, int):
-        return None  # no status to sort by: an error the SDK built without one
+    if isinstance(error.code, bool) or not isinstance(error.code, int) or error.code > 599:
+        # No HTTP status to sort by: an error built without one, or the Live API's WebSocket
+        # close code (1006, 1011), which is no HTTP status.
+        return None
     doc = error.details
     body = doc.get("error", doc) if isinstance(doc, dict) else None
     details = body.get("details") if isinstance(body, dict) else None
