@@ -67,7 +67,9 @@ def quote_of(excerpt: str, size: int, budget: int) -> Quote:
     (bytes, or characters), in at most ``budget`` characters."""
     if not excerpt:  # an empty body, or one with nothing to show (only scripts, or spaces)
         return (
-            Quote(shape=f"a body of {size_of(size)} with no words in it") if size > 200 else Quote()
+            Quote(shape=f"a body of {size_of(size)} with no text to show")
+            if size > 200
+            else Quote()
         )
     if _BINARY.fullmatch(excerpt):  # body_excerpt's own words for a binary body
         return Quote(shape=excerpt[1:-1])

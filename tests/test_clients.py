@@ -529,6 +529,8 @@ JSON_OF_EVERY_CLIENT: dict[str, Callable[[str], object]] = {
     "aiohttp": _aiohttp_json,
     "aiohttp-any-type": lambda url: _aiohttp_json(url, content_type=None),
 }
+if hasattr(urllib3.HTTPResponse, "json"):  # urllib3 2's, which requests does not need
+    JSON_OF_EVERY_CLIENT["urllib3"] = lambda url: urllib3.request("GET", url).json()
 
 
 # What each client's .json() raises: json's own error (requests' subclasses it), or aiohttp's
@@ -567,6 +569,14 @@ def test_json_of_an_answer_that_is_not_json_maps_by_its_status_for_every_client(
         texts[client] = mapped.explain_to_llm()
         assert said in texts[client], client
     assert len(set(texts.values())) == 1, texts
+
+
+def test_aiohttps_json_of_bytes_that_are_not_its_charset_is_not_the_json_expected() -> None:
+    bad_bytes = _answer("200 OK", "application/json; charset=utf-8", b'{"name": "\xff"}')
+    with answering(bad_bytes) as url, pytest.raises(UnicodeDecodeError) as raised:
+        _aiohttp_json(url + "/orders")
+    text = nucleo.unwrap(raised.value, component="orders").explain_to_llm()
+    assert "with HTTP 200, but its answer (application/json; charset=utf-8) was not the" in text
 
 
 def test_a_request_the_client_could_not_build_is_the_tools_bug_not_a_sent_request() -> None:

@@ -208,7 +208,7 @@ def test_a_body_with_nothing_to_show_is_never_called_empty(
     assert "empty body" not in str(failure)
     assert f"a body of {len(body)} bytes with no text to show" in str(failure)
     if len(body) > 200:  # a long one is named by its size, as a body of digits is
-        assert f"Its answer was a body of {len(body)} bytes with no words in it." in text
+        assert f"Its answer was a body of {len(body)} bytes with no text to show." in text
     assert text == llm_snapshot
 
 

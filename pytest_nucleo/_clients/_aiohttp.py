@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import aiohttp
@@ -112,8 +111,8 @@ def transport_failure(exc: BaseException) -> Seen | None:
         return ResponseView(
             int(exc.status), str(info.url), headers, UNSEEN_BODY, _known(info), info.url.host
         )
-    if isinstance(exc, a.ContentTypeError | json.JSONDecodeError):
-        # Not JSON by its Content-Type, or (json(content_type=None)) by its body.
+    if isinstance(exc, a.ContentTypeError | ValueError):
+        # Not JSON by its Content-Type, or by its body (json's error, or the text's decoding).
         answer = _decoded_by(exc)
         if answer is not None:
             return answer
