@@ -12,7 +12,7 @@ bare ``TimeoutError``). Adding a client is one module and one line in :data:`_SU
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
@@ -173,22 +173,25 @@ def clients() -> tuple[str, ...]:
     return (*(name for name in _SUPPORT if name not in _STDLIB), "urllib")
 
 
-def json_raised_by(exc: BaseException, response_type: type) -> Any:
-    """The ``response_type`` whose ``.json()`` raised ``exc``, or None. The decoding error
-    does not carry the response; the frame of the ``json`` method that raised it does."""
+def json_failure(
+    exc: BaseException, response_type: type, read: Callable[[Any], ResponseView | None]
+) -> Seen | None:
+    """What ``exc`` means when the ``.json()`` of a ``response_type`` raised it (the decoding
+    error does not carry the response; the frame of the method that raised it does), read
+    with ``read``: on a 2xx, an answer of something else than the JSON asked for (a login
+    page); on any other status, that status (a 502 page). None for any other ``exc``."""
     for frame in frames_of(exc):
         own = frame.f_locals.get("self")
         if frame.f_code.co_name == "json" and isinstance(own, response_type):
-            return own
+            response: Any = own
+            view = read(response)
+            if view is None:
+                return None
+            if 200 <= view.status <= 299:
+                content_type = response.headers.get("content-type")
+                return UndecodedAnswer(view, content_type, type(exc).__name__)
+            return view
     return None
-
-
-def undecoded(view: ResponseView, content_type: str | None, exc: BaseException) -> Seen:
-    """What a response whose JSON did not decode means: a 2xx is an answer of something else
-    than the JSON asked for (a login page); any other status maps by itself (a 502 page)."""
-    if 200 <= view.status <= 299:
-        return UndecodedAnswer(view, content_type, type(exc).__name__)
-    return view
 
 
 def frames_of(exc: BaseException) -> Iterator[FrameType]:

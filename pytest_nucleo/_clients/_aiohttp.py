@@ -11,7 +11,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from pytest_nucleo._chain import iter_chain
 from pytest_nucleo._unseen import UNSEEN_BODY, UNSEEN_HEADERS
 
-from . import ResponseView, Seen, TransportSeen, frames_of, json_raised_by, undecoded
+from . import ResponseView, Seen, TransportSeen, frames_of, json_failure
 from ._httpx_api import caused_by_tls
 from ._kinds import Transport
 
@@ -113,7 +113,8 @@ def transport_failure(exc: BaseException) -> Seen | None:
         )
     if isinstance(exc, a.ContentTypeError | ValueError):
         # Not JSON by its Content-Type, or by its body (json's error, or the text's decoding).
-        answer = _decoded_by(exc)
+        # json() reads the body before it decodes it.
+        answer = json_failure(exc, aiohttp.ClientResponse, _read_if_read)
         if answer is not None:
             return answer
     kind = transport_kind(exc)
@@ -124,14 +125,8 @@ def transport_failure(exc: BaseException) -> Seen | None:
     return seen._replace(sent_before=_redirected(exc))
 
 
-def _decoded_by(exc: BaseException) -> Seen | None:
-    """The answer whose ``.json()`` raised ``exc`` (see ``undecoded``); ``json()`` reads the
-    body before it decodes it."""
-    response = json_raised_by(exc, aiohttp.ClientResponse)
-    if response is None or response._body is None:
-        return None
-    view = read_response(response)
-    return None if view is None else undecoded(view, response.headers.get("Content-Type"), exc)
+def _read_if_read(response: Any) -> ResponseView | None:
+    return None if response._body is None else read_response(response)
 
 
 def _unparsable(exc: BaseException) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 from pytest_nucleo._chain import iter_chain
 from pytest_nucleo._unseen import UNSEEN_BODY
 
-from . import ResponseView, Seen, TransportSeen, frames_of, json_raised_by, undecoded
+from . import ResponseView, Seen, TransportSeen, frames_of, json_failure
 from ._hooks import FailureCheck, replace_marked
 from ._kinds import Transport
 
@@ -60,10 +60,9 @@ class HttpxApi:
             # is closed by then, mostly): the status says enough, the body is unseen.
             return self._view(exc.response, unread=UNSEEN_BODY)
         if isinstance(exc, ValueError):  # json's error, let through by Response.json()
-            response = json_raised_by(exc, self.lib.Response)
-            view = self.read_response(response) if response is not None else None
-            if view is not None:
-                return undecoded(view, response.headers.get("content-type"), exc)
+            answer = json_failure(exc, self.lib.Response, self.read_response)
+            if answer is not None:
+                return answer
         kind = self.transport_kind(exc)
         if kind is None:
             return None

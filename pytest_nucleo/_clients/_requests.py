@@ -10,7 +10,7 @@ from requests import exceptions as r
 
 from pytest_nucleo._unseen import UNSEEN_BODY
 
-from . import ResponseView, Seen, TransportSeen, frames_of, json_raised_by, undecoded
+from . import ResponseView, Seen, TransportSeen, frames_of, json_failure
 from . import transport_failure as _any_client
 from ._hooks import FailureCheck, replace_marked
 from ._httpx_api import caused_by_tls
@@ -63,7 +63,7 @@ def transport_failure(exc: BaseException) -> Seen | None:
         if last is not None:
             return last
     if isinstance(exc, r.JSONDecodeError):
-        answer = _decoded_by(exc)
+        answer = json_failure(exc, requests.Response, read_response)
         if answer is not None:
             return answer
     kind = transport_kind(exc)
@@ -118,13 +118,6 @@ def _carried(request: Any) -> tuple[str, ...]:
         str(request.method or "GET"), str(request.url or ""), request.headers.items(),
         request.body if isinstance(request.body, bytes | str) else None,
     )  # fmt: skip
-
-
-def _decoded_by(exc: BaseException) -> Seen | None:
-    """The answer whose ``.json()`` raised ``exc`` (see ``undecoded``)."""
-    response = json_raised_by(exc, requests.Response)
-    view = read_response(response) if response is not None else None
-    return None if view is None else undecoded(view, response.headers.get("content-type"), exc)
 
 
 def read_response(obj: object) -> ResponseView | None:

@@ -10,7 +10,7 @@ from urllib3 import exceptions as u
 
 from pytest_nucleo._unseen import UNSEEN_BODY, UNSEEN_HEADERS
 
-from . import ResponseView, Seen, TransportSeen, frames_of, json_raised_by, undecoded
+from . import ResponseView, Seen, TransportSeen, frames_of, json_failure
 from ._httpx_api import caused_by_tls
 from ._kinds import Transport, host_of
 
@@ -86,9 +86,7 @@ def _call_of(exc: BaseException, kind: Transport) -> TransportSeen:
 
 def transport_failure(exc: BaseException) -> Seen | None:
     if isinstance(exc, ValueError):  # json's error, let through by HTTPResponse.json()
-        response = json_raised_by(exc, _RESPONSE)
-        view = read_response(response) if response is not None else None
-        return None if view is None else undecoded(view, response.headers.get("Content-Type"), exc)
+        return json_failure(exc, _RESPONSE, read_response)
     if isinstance(exc, u.MaxRetryError):
         answer = last_answer(exc)
         if answer is not None:
