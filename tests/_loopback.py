@@ -17,7 +17,7 @@ import contextlib
 import select
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 MODES = ("refused", "silent", "stalled", "garbage", "truncated", "plaintext")
@@ -37,6 +37,37 @@ def _closed_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _listener(backlog: int = 16) -> socket.socket:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(backlog)
+    return listener
+
+
+@contextmanager
+def _served(
+    listener: socket.socket,
+    serve: Callable[[], None],
+    held: list[socket.socket],
+    scheme: str = "http",
+) -> Iterator[str]:
+    """The base URL of ``listener``, while ``serve`` answers on it in a thread; then the
+    listener is stopped (``serve`` returns when its accept fails) and the connections it
+    ``held`` are closed."""
+    url = f"{scheme}://127.0.0.1:{listener.getsockname()[1]}"
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield url
+    finally:
+        with contextlib.suppress(OSError):  # not connected on some systems: nothing to stop
+            listener.shutdown(socket.SHUT_RDWR)
+        listener.close()
+        thread.join(timeout=5)
+        for conn in held:
+            conn.close()
+
+
 @contextmanager
 def loopback(mode: str) -> Iterator[str]:
     """The base URL (``http://127.0.0.1:PORT``, ``https://`` for plaintext) of a server failing
@@ -44,14 +75,11 @@ def loopback(mode: str) -> Iterator[str]:
     if mode == "refused":
         yield f"http://127.0.0.1:{_closed_port()}"
         return
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
+    listener = _listener()
     held: list[socket.socket] = []
-    stop = threading.Event()
 
     def serve() -> None:
-        while not stop.is_set():
+        while True:
             try:
                 conn, _ = listener.accept()
             except OSError:
@@ -67,19 +95,8 @@ def loopback(mode: str) -> Iterator[str]:
             if mode != "stalled":  # a stalled answer stays open, the rest never comes
                 conn.close()
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    scheme = "https" if mode == "plaintext" else "http"
-    try:
-        yield f"{scheme}://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        stop.set()
-        with contextlib.suppress(OSError):  # not connected on some systems: nothing to stop
-            listener.shutdown(socket.SHUT_RDWR)
-        listener.close()
-        for conn in held:
-            conn.close()
-        thread.join(timeout=5)
+    with _served(listener, serve, held, "https" if mode == "plaintext" else "http") as url:
+        yield url
 
 
 @contextmanager
@@ -87,9 +104,7 @@ def answering(answer: bytes, *, hold: bool = False) -> Iterator[str]:
     """The base URL of a server on 127.0.0.1 that answers every request with ``answer`` (raw
     HTTP bytes) and closes the connection; with ``hold``, keeps it open instead, so a body
     shorter than its Content-Length never completes."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
+    listener = _listener()
     held: list[socket.socket] = []
 
     def serve() -> None:
@@ -110,17 +125,8 @@ def answering(answer: bytes, *, hold: bool = False) -> Iterator[str]:
             else:
                 conn.close()
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        with contextlib.suppress(OSError):  # not connected on some systems: nothing to stop
-            listener.shutdown(socket.SHUT_RDWR)
-        listener.close()
-        thread.join(timeout=5)
-        for conn in held:
-            conn.close()
+    with _served(listener, serve, held) as url:
+        yield url
 
 
 @contextmanager
@@ -128,10 +134,7 @@ def silent_once() -> Iterator[str]:
     """The base URL of a server that takes one connection and never answers it, then refuses
     every other (its listener closed): a client that retries times out reading, then is
     refused."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(1)
-    address = listener.getsockname()
+    listener = _listener(1)
     taken: list[socket.socket] = []
 
     def take_one() -> None:
@@ -139,15 +142,8 @@ def silent_once() -> Iterator[str]:
             taken.append(listener.accept()[0])
         listener.close()
 
-    thread = threading.Thread(target=take_one, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{address[1]}"
-    finally:
-        listener.close()
-        thread.join(timeout=5)
-        for conn in taken:
-            conn.close()
+    with _served(listener, take_one, taken) as url:
+        yield url
 
 
 @contextmanager
