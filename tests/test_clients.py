@@ -205,7 +205,9 @@ def _retrying_session() -> requests.Session:
 
 
 @pytest.mark.parametrize("client", sorted(RETRYING))
-def test_a_retried_call_refused_at_last_says_an_earlier_try_was_sent(client: str) -> None:
+def test_a_retried_call_refused_at_last_says_an_earlier_try_was_sent(
+    client: str, llm_snapshot: SnapshotAssertion
+) -> None:
     # The first try timed out reading (the server had the request), the next were refused:
     # the last failure alone says nothing was sent, which would let a write be repeated.
     with silent_once() as url, pytest.raises(RETRY_FAILURES) as raised:
@@ -213,6 +215,7 @@ def test_a_retried_call_refused_at_last_says_an_earlier_try_was_sent(client: str
     text = nucleo.unwrap(raised.value, component="orders").explain_to_llm()
     assert f"the connection was refused or could not be made. {SENT_BEFORE}" in text
     assert NOTHING_SENT not in text
+    assert text == llm_snapshot
     with loopback("refused") as url, pytest.raises(RETRY_FAILURES) as raised:
         RETRYING[client](url)  # refused every time: nothing was ever sent
     assert NOTHING_SENT in nucleo.unwrap(raised.value, component="orders").explain_to_llm()

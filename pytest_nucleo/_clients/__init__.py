@@ -5,9 +5,11 @@ Clients differ in how their exceptions and responses look; the runtime asks one 
 the status, URL path, headers, body and sent values of this response. Each client has one
 module here implementing it, found by :func:`support_for` from the top-level package of the
 classes of the object seen, and imported only then: a client's module is imported only once
-an instance of one of its classes exists, so its client is already imported. An exception of a
-builtin class is asked first of the client whose code raised it (aiohttp's total timeout is a
-bare ``TimeoutError``). Adding a client is one module and one line in :data:`_SUPPORT`.
+an instance of one of its classes exists, so its client is already imported. An exception of
+the standard library's classes is asked first of the client whose code it passed through
+(aiohttp's total timeout is a bare ``TimeoutError``, httpx's ``.json()`` lets the ``json``
+module's error out); one no client claims may still carry a client's failing response. Adding
+a client is one module and one line in :data:`_SUPPORT`.
 """
 
 from __future__ import annotations
@@ -133,9 +135,8 @@ def _seen_by(support: ClientSupport | None, exc: BaseException) -> Seen | None:
 
 
 def transport_failure(exc: BaseException) -> Seen | None:
-    """See :meth:`ClientSupport.transport_failure`; None for an exception of no known client.
-    An exception of a builtin class is asked first of the client that raised it; one no
-    client claims may still carry a failing answer (see ``_carried_answer``)."""
+    """See :meth:`ClientSupport.transport_failure`; None for an exception of no known client
+    (see the module's docstring for the order clients are asked in)."""
     seen = _seen_by(_raised_by(exc), exc)
     if seen is None:
         seen = _seen_by(support_for(exc), exc)

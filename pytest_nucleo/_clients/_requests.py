@@ -15,7 +15,7 @@ from . import transport_failure as _any_client
 from ._hooks import FailureCheck, replace_marked
 from ._httpx_api import caused_by_tls
 from ._kinds import Transport, host_of
-from ._urllib3 import last_answer, sent_before
+from ._urllib3 import an_earlier_try_was_sent, last_answer
 
 # Most specific first: ConnectTimeout is a ConnectionError and a Timeout; ProxyError and
 # SSLError are ConnectionErrors. None: a request requests could not build (a header value
@@ -75,7 +75,7 @@ def transport_failure(exc: BaseException) -> Seen | None:
     wrapped = _wrapped(exc)
     return TransportSeen(
         kind, method if isinstance(method, str) else None, url if isinstance(url, str) else None,
-        sent_before=_redirected(exc) or (wrapped is not None and sent_before(wrapped)),
+        sent_before=_redirected(exc) or (wrapped is not None and an_earlier_try_was_sent(wrapped)),
     )  # fmt: skip
 
 

@@ -94,10 +94,10 @@ def transport_failure(exc: BaseException) -> Seen | None:
     kind = transport_kind(exc)
     if kind is None:
         return None
-    return _call_of(exc, kind)._replace(sent_before=sent_before(exc))
+    return _call_of(exc, kind)._replace(sent_before=an_earlier_try_was_sent(exc))
 
 
-def sent_before(exc: BaseException) -> bool:
+def an_earlier_try_was_sent(exc: BaseException) -> bool:
     """Whether a try before the last of a call urllib3 retried got past connecting: it got an
     answer (a status it retried, a redirect), or failed after the request left (a read
     timeout). ``Retry.increment``, which gave up, holds the tries in its new ``history``."""
