@@ -8,7 +8,9 @@ One tool's matrix: the time the whole ToolContract matrix of one tool takes beyo
     session that each assert one syrupy snapshot (pytest's and syrupy's own per-test cost, the
     floor of any matrix made of separate tests). The fakes of the clients imported by then are
     loaded while the contract is collected, which is session start: what that adds to
-    collection is printed too, against the same session without the contract.
+    collection is printed too, against the same session without the contract. Then the same
+    matrix for the same tool written as an async function that opens its httpx client per
+    call (``async with httpx.AsyncClient()``), in a session of its own.
 50 tools vs 10 tools: collection (where the matrices are generated) plus every test (linear
     would be 5). Both are summed inside the sessions, because whole sessions here vary by more
     than these differences.
@@ -41,7 +43,7 @@ TOOLS = (HERE / "tests" / "sample_tools.py").read_text()
 
 CONTRACT = """
 class TestTool{n}(ToolContract):
-    tool = tools.get_order
+    tool = tools.{tool}
     kind = "fetch"
     service_name = "Shop"
     endpoint = "GET https://shop.example/orders/00000042"
@@ -110,7 +112,7 @@ def project(root: Path, name: str, modules: dict[str, str]) -> Path:
 
 
 def contracts(root: Path, name: str, count: int) -> Path:
-    body = HEADER + "".join(CONTRACT.format(n=n) for n in range(count))
+    body = HEADER + "".join(CONTRACT.format(n=n, tool="get_order") for n in range(count))
     return project(root, name, {"test_contracts": body})
 
 
@@ -160,14 +162,26 @@ def main() -> None:
             "test_0_warmup": BARE.format(count=1),
             "test_bare": BARE.format(count=scenarios),
         }
-        timed = project(root, "timed", {**modules, "test_contracts": HEADER + CONTRACT.format(n=0)})
+        timed = project(
+            root,
+            "timed",
+            {**modules, "test_contracts": HEADER + CONTRACT.format(n=0, tool="get_order")},
+        )
+        # The same tool as an async function opening its client per call, as asyncio tools
+        # often do: each scenario builds an httpx client.
+        per_call = project(
+            root,
+            "per_call",
+            {**modules, "test_contracts": HEADER + CONTRACT.format(n=0, tool="aget_order")},
+        )
         without = project(root, "without", modules)
-        spent, alone = {}, {}
-        for _ in range(rounds):  # interleaved, so drift on a noisy machine hits both alike
-            for name, value in module_ms(timed, 3).items():
-                spent.setdefault(name, []).append(value)
-            for name, value in module_ms(without, 3).items():
-                alone.setdefault(name, []).append(value)
+        spent: dict[str, list[float]] = {}
+        alone: dict[str, list[float]] = {}
+        opening: dict[str, list[float]] = {}
+        for _ in range(rounds):  # interleaved, so drift on a noisy machine hits them alike
+            for folder, samples in ((timed, spent), (without, alone), (per_call, opening)):
+                for name, value in module_ms(folder, 3).items():
+                    samples.setdefault(name, []).append(value)
         median = {name: statistics.median(values) for name, values in spent.items()}
         one, bare = median["test_contracts.py"], median["test_bare.py"]
         one_cpu, bare_cpu = median["test_contracts.py cpu"], median["test_bare.py cpu"]
@@ -176,6 +190,13 @@ def main() -> None:
             f"{one:.0f} ms wall, {one_cpu:.0f} ms CPU (target <= 40 ms); "
             f"{scenarios} bare snapshot tests: {bare:.0f} ms wall, {bare_cpu:.0f} ms CPU; "
             f"ratio {one / bare:.2f} wall, {one_cpu / bare_cpu:.2f} CPU"
+        )
+        per_call_wall, per_call_cpu = (
+            statistics.median(opening[f"test_contracts.py{cpu}"]) for cpu in ("", " cpu")
+        )
+        print(
+            f"  the same matrix for an async tool opening an httpx client per call: "
+            f"{per_call_wall:.0f} ms wall, {per_call_cpu:.0f} ms CPU"
         )
         added, added_cpu = (
             median[key] - statistics.median(alone[key]) for key in ("collection", "collection cpu")

@@ -7,6 +7,9 @@ import respx
 from respx.mocks import DEFAULT_MOCKER, Mocker
 
 from . import start_mocker
+from ._tls import SharedDefaultContext
+
+_TLS = SharedDefaultContext("httpx._transports.default")
 
 
 class ClientBackend:
@@ -41,6 +44,7 @@ class ClientBackend:
         mocker = Mocker.registry[DEFAULT_MOCKER]
         mocker.register(router)
         start_mocker(mocker)
+        _TLS.start()
         self._router = router
 
     def stop(self) -> None:
@@ -48,4 +52,5 @@ class ClientBackend:
             mocker = Mocker.registry[DEFAULT_MOCKER]
             mocker.unregister(self._router)
             mocker.stop()
+            _TLS.stop()
             self._router = None

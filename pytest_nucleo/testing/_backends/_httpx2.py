@@ -15,6 +15,9 @@ import respx
 from respx.mocks import HTTPCoreMocker, Mocker
 
 from . import start_mocker
+from ._tls import SharedDefaultContext
+
+_TLS = SharedDefaultContext("httpx2._transports.default")
 
 # pytest-httpx2 registers its own respx mocker under this name.
 _PYTEST_HTTPX2 = "httpcore2"
@@ -85,10 +88,12 @@ class ClientBackend:
     def start(self, router: respx.Router) -> None:
         _Mocker.register(router)
         start_mocker(_Mocker)
+        _TLS.start()
         self._router = router
 
     def stop(self) -> None:
         if self._router is not None:
             _Mocker.unregister(self._router)
             _Mocker.stop()
+            _TLS.stop()
             self._router = None
