@@ -184,6 +184,20 @@ def seconds(value: float) -> str:
     return f"{text} second" if text == "1" else f"{text} seconds"
 
 
+def duration(value: float) -> str:
+    """A wait as a model reads it at a glance, rounded as "about" allows: seconds under two
+    minutes, whole minutes under an hour, then hours to the half hour (``90`` -> ``"90
+    seconds"``, ``900`` -> ``"15 minutes"``, ``5400`` -> ``"1.5 hours"``, ``86400`` -> ``"24
+    hours"``)."""
+    if value < 120:
+        return seconds(value)
+    minutes = int(value / 60 + 0.5)
+    if minutes < 60:
+        return f"{minutes} minutes"
+    hours = int(value / 1800 + 0.5) / 2
+    return "1 hour" if hours == 1 else f"{hours:g} hours"
+
+
 def next_step(retry_after: float | None, *, throttled: bool = False, wait_seen: bool = True) -> str:
     """The closing sentence of a text about a service that cannot help now: it agrees with the
     uncorrectable hint line and states the wait once (``retry_after``, as it will be enforced),
@@ -196,7 +210,7 @@ def next_step(retry_after: float | None, *, throttled: bool = False, wait_seen: 
         )
     if retry_after is not None:
         return (
-            f"This tool will not work for about {seconds(retry_after)}; use another way or "
+            f"This tool will not work for about {duration(retry_after)}; use another way or "
             "come back later."
         )
     if throttled:

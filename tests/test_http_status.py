@@ -331,7 +331,7 @@ def test_a_throttle_answer_keeps_the_wait_it_asked_for() -> None:
     unavailable = http_exception("Svc", "/x", 503, b"maintenance", {"retry-after": "120"})
     assert type(unavailable) is nucleo.Http503Exception
     assert unavailable.retry_after == 120.0  # type: ignore[attr-defined]
-    assert "This tool will not work for about 120 seconds" in unavailable.explain_to_llm()
+    assert "This tool will not work for about 2 minutes" in unavailable.explain_to_llm()
 
 
 @pytest.mark.parametrize(

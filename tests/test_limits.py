@@ -468,7 +468,7 @@ def test_refusal_text_for_a_retry_after_beyond_the_cap(llm_snapshot: SnapshotAss
     lim.record_failure(UpstreamFailure("GitHub", "secondary rate limit", 403, 900.0))
     text = refusal(lim.acquire).explain_to_llm()
     assert text == llm_snapshot
-    assert "900 seconds" in text
+    assert "about 15 minutes" in text
     assert "HTTP 403" in text
 
 

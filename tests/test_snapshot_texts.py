@@ -16,6 +16,7 @@ import pytest
 
 from pytest_nucleo import CORRECTABLE_HINT, UNCORRECTABLE_HINT
 from pytest_nucleo.testing import text_problems
+from pytest_nucleo.testing._wording import wording_problems
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOT_FILES = sorted(
@@ -121,3 +122,29 @@ def test_a_quote_mark_inside_the_servers_words_does_not_end_the_quote() -> None:
     assert text_problems(f"{said}\n{UNCORRECTABLE_HINT}") == []
     bare = 'The external service Shop failed. It said: "!". Use another way, or come back later.'
     assert "empty quote" in {p.rule for p in text_problems(f"{bare}\n{UNCORRECTABLE_HINT}")}
+
+
+_THROTTLED = "The external service Shop is throttling our requests. This tool will not work for"
+
+
+@pytest.mark.parametrize(
+    ("stated", "enforced", "agrees"),
+    [
+        ("about 2 minutes", 120, True),
+        ("about 3 minutes", 150, True),  # rounded as "about" allows
+        ("about 2 minutes", 180, False),
+        ("about 24 hours", 86_400, True),
+        ("about 24 hours", 85_600, True),
+        ("about 1.5 hours", 5_400, True),
+        ("about 1 hour", 3_600, True),
+        ("about 24 hours", 7_200, False),
+        ("about 120 seconds", 120, True),
+        ("about 121 seconds", 120, False),  # seconds are stated exactly
+    ],
+)
+def test_a_wait_in_minutes_or_hours_agrees_with_the_enforced_wait_within_its_rounding(
+    stated: str, enforced: float, agrees: bool
+) -> None:
+    text = f"{_THROTTLED} {stated}; use another way or come back later.\n{UNCORRECTABLE_HINT}"
+    problems = [p.rule for p in wording_problems(text, retry_after=enforced)]
+    assert problems == ([] if agrees else ["wait"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_nucleo._text import clean_block, one_line, render_value, seconds
+from pytest_nucleo._text import clean_block, duration, one_line, render_value, seconds
 
 
 def test_one_line_collapses_whitespace_and_control_characters() -> None:
@@ -41,6 +41,27 @@ def test_render_value_never_shows_reprs() -> None:
 )
 def test_seconds(value: float, text: str) -> None:
     assert seconds(value) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (0.5, "0.5 seconds"),
+        (1, "1 second"),
+        (119.6, "119.6 seconds"),
+        (120, "2 minutes"),
+        (150, "3 minutes"),  # "about": rounded half up
+        (900, "15 minutes"),
+        (3569, "59 minutes"),
+        (3570, "1 hour"),
+        (4499, "1 hour"),
+        (4500, "1.5 hours"),  # to the half hour
+        (7200, "2 hours"),
+        (86_400, "24 hours"),
+    ],
+)
+def test_a_wait_reads_in_the_unit_a_model_takes_at_a_glance(value: float, text: str) -> None:
+    assert duration(value) == text
 
 
 def test_fast_paths_change_no_result() -> None:

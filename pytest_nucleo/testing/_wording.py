@@ -63,9 +63,13 @@ _RESTATES_CORRECTABLE = re.compile(
 _NAMES_SERVICE = re.compile(r"\bThe (?:external )?service\b|\bon the service\b")
 _WAIT = re.compile(
     r"\b(?:wait(?:s|ed)?(?: for| of)?|for about|for up to about|about|for the next|for|"
-    r"pause (?:of|for)|retry after|in)\s+(\d+(?:\.\d+)?) seconds?\b",
+    r"pause (?:of|for)|retry after|in)\s+(\d+(?:\.\d+)?) (second|minute|hour)s?\b",
     re.I,
 )
+# A wait stated in minutes or hours is rounded (this package's texts give whole minutes, and
+# hours to the half hour): it agrees with the enforced wait within half of that step.
+_UNIT_SECONDS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
+_ROUNDING = {"second": 0.0, "minute": 30.0, "hour": 900.0}
 _THROTTLE = re.compile(r"\bthrottl|\blimiting our (?:requests|rate)\b", re.I)
 _NO_WAIT = re.compile(r"\bno wait (?:was given|is known)\b", re.I)
 _LOOPBACK = re.compile(
@@ -160,8 +164,18 @@ def wording_problems(
     return problems
 
 
+def _stated_waits(text: str) -> dict[float, float]:
+    """The waits ``text`` states, in seconds, each with how far its rounding may be off."""
+    waits: dict[float, float] = {}
+    for number, unit in _WAIT.findall(text):
+        unit = unit.lower()
+        waits[float(number) * _UNIT_SECONDS[unit]] = _ROUNDING[unit]
+    return waits
+
+
 def _wait_problems(ours: str, retry_after: object) -> list[TextProblem]:
-    waits = {float(value) for value in _WAIT.findall(ours)}
+    rounding = _stated_waits(ours)
+    waits = set(rounding)
     if len(waits) > 1:
         shown = " and ".join(f"{w:g} seconds" for w in sorted(waits))
         return [TextProblem("wait", f"it states two different waits ({shown})")]
@@ -190,7 +204,7 @@ def _wait_problems(ours: str, retry_after: object) -> list[TextProblem]:
     if not waits:
         return [TextProblem("wait", f"it states no wait where {expected:g} seconds are enforced")]
     stated = next(iter(waits))
-    if abs(stated - expected) > 0.001 * max(expected, 1.0):
+    if abs(stated - expected) > max(0.001 * max(expected, 1.0), rounding[stated]):
         return [
             TextProblem(
                 "wait",
