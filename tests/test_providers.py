@@ -26,6 +26,7 @@ import pytest_nucleo as nucleo
 from pytest_nucleo import (
     ContextOverflowException,
     ExternalServiceException,
+    InvalidInputException,
     ModelNotFoundException,
     OverloadRetryException,
     QuotaExhaustedException,
@@ -207,7 +208,7 @@ CASES: dict[str, tuple[Callable[[], Exception], type[Exception]]] = {
         lambda: _anthropic_error(_answer(413, _anthropic_body(
             "request_too_large", "Request exceeds the maximum allowed number of bytes."
         ))),
-        ExternalServiceException,
+        InvalidInputException,
     ),
     "anthropic-connection": (lambda: _anthropic_error(_refused), TransientErrorRetryException),
     "anthropic-timeout": (lambda: _anthropic_error(_timed_out), TransientErrorRetryException),

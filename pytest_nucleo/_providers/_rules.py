@@ -13,6 +13,7 @@ import re
 from pytest_nucleo._exceptions import (
     ContextOverflowException,
     ExternalServiceException,
+    InvalidInputException,
     LLMReadableException,
     ModelNotFoundException,
     OverloadRetryException,
@@ -60,6 +61,8 @@ def from_provider_error(exc: BaseException) -> LLMReadableException | UpstreamRe
       :class:`TransientErrorRetryException`;
     - a model the provider does not know is :class:`ModelNotFoundException`, a prompt over the
       context window :class:`ContextOverflowException`;
+    - a 413 (a request over the provider's size limit) is a correctable
+      :class:`InvalidInputException` saying to send less, as an HTTP 413 is;
     - a 401 or 403, or Google's 400 for a key that is not valid, is
       :class:`UnauthorizedException`; any other status an uncorrectable
       :class:`ExternalServiceException`, each quoting the provider's message.
@@ -113,13 +116,24 @@ def _sorted(a: ProviderAnswer) -> LLMReadableException | UpstreamRetryException:
     if marks & _CONTEXT_CODES or (a.status in (400, 413) and _CONTEXT.search(a.message)):
         return ContextOverflowException()
     detail = f"{status}: {said}" if said else status
+    quoted = f": {said.rstrip('.')}" if said else ""
+    if a.status == 413:  # what the tool sent is too large: less of it may pass
+        return InvalidInputException(
+            "request",
+            f"a call to {provider}",
+            detail,
+            llm_message=(
+                f"The model provider {provider} rejected the call as too large ({status})"
+                f"{quoted}. Send less: a smaller input or fewer items."
+            ),
+        )
     if a.status in (401, 403) or marks & _KEY_CODES:
         return UnauthorizedException(a.provider, detail)
     return ExternalServiceException(
         a.provider,
         detail,
         llm_message=(
-            f"The model provider {provider} rejected the call ({status})"
-            f"{': ' + said.rstrip('.') if said else ''}. Use another way, or tell the user."
+            f"The model provider {provider} rejected the call ({status}){quoted}. Use another "
+            "way, or tell the user."
         ),
     )
