@@ -228,6 +228,11 @@ class UncorrectableLLMException(LLMReadableCheckedException):
     """False: the model should try another way."""
 
 
+def _sentence(rule: str) -> str:
+    """The rule as the end of a sentence: with a final period unless it ends one already."""
+    return rule if not rule or rule[-1] in ".!?" else f"{rule}."
+
+
 class InvalidInputException(CorrectableLLMException):
     """An argument broke a rule: bad syntax, a blank field, a value out of range.
 
@@ -262,7 +267,7 @@ class InvalidInputException(CorrectableLLMException):
             llm_message=llm_message
             or (
                 f"The parameter '{one_line(parameter_name, VALUE_LIMIT)}' got "
-                f"{render_value(invalid_value)}, which is not valid: {rule}"
+                f"{render_value(invalid_value)}, which is not valid: {_sentence(rule)}"
             ),
         )
         self._keep(

@@ -337,7 +337,7 @@ def test_a_credential_parameter_keeps_its_rule_in_the_technical_message(name: st
 )
 def test_invalid_value_is_one_clean_line(value: object, shown: str) -> None:
     exc = nucleo.InvalidInputException("p", value, "must be valid")
-    assert exc.llm_message == f"The parameter 'p' got {shown}, which is not valid: must be valid"
+    assert exc.llm_message == f"The parameter 'p' got {shown}, which is not valid: must be valid."
 
 
 def test_huge_value_is_bounded_and_says_how_much_was_cut() -> None:
