@@ -574,6 +574,20 @@ def test_json_of_an_answer_that_is_not_json_maps_by_its_status_for_every_client(
     assert len(set(texts.values())) == 1, texts
 
 
+def test_json_of_an_answer_with_no_content_by_design_is_the_tools_bug() -> None:
+    # A 204 or 205 says there is no body: reading one as JSON is the tool's mistake, not an
+    # answer of something else, and "come back later" would send the model away for nothing.
+    for status in ("204 No Content", "205 Reset Content"):
+        for client, call in JSON_OF_EVERY_CLIENT.items():
+            if client == "aiohttp-any-type":
+                continue  # aiohttp gives None for an empty body when any type is accepted
+            answer = _answer(status, "text/plain", b"")
+            with answering(answer) as url, pytest.raises(NOT_JSON) as raised:
+                call(url + "/orders")
+            mapped = nucleo.unwrap(raised.value, component="orders")
+            assert type(mapped) is nucleo.SystemException, (status, client)
+
+
 def test_aiohttps_json_of_bytes_that_are_not_its_charset_is_not_the_json_expected() -> None:
     bad_bytes = _answer("200 OK", "application/json; charset=utf-8", b'{"name": "\xff"}')
     with answering(bad_bytes) as url, pytest.raises(UnicodeDecodeError) as raised:

@@ -14,6 +14,7 @@ a client is one module and one line in :data:`_SUPPORT`.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
@@ -174,13 +175,24 @@ def clients() -> tuple[str, ...]:
     return (*(name for name in _SUPPORT if name not in _STDLIB), "urllib")
 
 
+_NO_CONTENT = frozenset({204, 205})
+"""Statuses that say the answer has no body, by design."""
+
+
+class ToolsMistake(enum.Enum):
+    """A client's error that is the tool's own mistake, not the service's failure."""
+
+    READ_NO_CONTENT = "the JSON of an answer whose status says it has no body"
+
+
 def json_failure(
     exc: BaseException, response_type: type, read: Callable[[Any], ResponseView | None]
-) -> Seen | None:
+) -> Seen | ToolsMistake | None:
     """What ``exc`` means when the ``.json()`` of a ``response_type`` raised it (the decoding
     error does not carry the response; the frame of the method that raised it does), read
     with ``read``: on a 2xx, an answer of something else than the JSON asked for (a login
-    page); on any other status, that status (a 502 page). None for any other ``exc``."""
+    page); on any other status, that status (a 502 page); on a 204 or 205, whose status says
+    there is no body, the tool's mistake. None for any other ``exc``."""
     for frame in frames_of(exc):
         own = frame.f_locals.get("self")
         if frame.f_code.co_name == "json" and isinstance(own, response_type):
@@ -188,6 +200,8 @@ def json_failure(
             view = read(response)
             if view is None:
                 return None
+            if view.status in _NO_CONTENT:
+                return ToolsMistake.READ_NO_CONTENT
             if 200 <= view.status <= 299:
                 content_type = response.headers.get("content-type")
                 return UndecodedAnswer(view, content_type, type(exc).__name__)
