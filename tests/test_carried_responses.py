@@ -91,3 +91,55 @@ def test_only_a_failing_response_of_a_client_counts() -> None:
         KeepingADict(),
     ):
         assert type(nucleo.unwrap(error, component="chat")) is nucleo.SystemException
+
+
+def test_tenacity_giving_up_on_a_result_maps_by_the_response_it_retried_on(
+    fake_upstream: Any, llm_snapshot: SnapshotAssertion
+) -> None:
+    # retry_if_result on a status: when the tries run out, tenacity raises a RetryError whose
+    # last attempt holds the response. It read as a bug in the tool.
+    tenacity = pytest.importorskip("tenacity", reason="needs tenacity: pip install -e '.[test]'")
+
+    @tenacity.retry(
+        retry=tenacity.retry_if_result(lambda response: response.status_code == 503),
+        stop=tenacity.stop_after_attempt(2),
+        wait=tenacity.wait_none(),
+        sleep=lambda _: None,  # tests never sleep
+    )
+    def fetch_order(number: str) -> requests.Response:
+        return requests.get(f"https://api.shop.example/orders/{number}", timeout=5)
+
+    route = fake_upstream.get("https://api.shop.example/orders/42").respond(
+        503, text="down for maintenance", headers={"Retry-After": "120"}
+    )
+    result = nucleo.run_tool(fetch_order, {"number": "42"}, retries=0)
+    assert len(route.calls) == 2
+    assert type(result.exception) is nucleo.Http503Exception
+    assert result.exception.retry_after == 120
+    assert result.text == llm_snapshot
+
+
+def test_tenacity_giving_up_on_a_success_or_an_exception_is_not_read_as_a_response() -> None:
+    tenacity = pytest.importorskip("tenacity", reason="needs tenacity: pip install -e '.[test]'")
+    ok = httpx.Response(200, json={}, request=httpx.Request("GET", "https://api.example/"))
+
+    @tenacity.retry(
+        retry=tenacity.retry_if_result(lambda _: True), stop=tenacity.stop_after_attempt(1)
+    )
+    def always_retried() -> httpx.Response:
+        return ok
+
+    with pytest.raises(tenacity.RetryError) as raised:
+        always_retried()
+    assert type(nucleo.unwrap(raised.value, component="orders")) is nucleo.SystemException
+
+    @tenacity.retry(stop=tenacity.stop_after_attempt(1))
+    def refused() -> None:
+        raise httpx.ConnectError("[Errno 111] Connection refused")
+
+    with pytest.raises(tenacity.RetryError) as raised:
+        refused()
+    # The exception it gave up on is its cause, and maps as that exception does.
+    mapped = nucleo.unwrap(raised.value, component="orders")
+    assert type(mapped) is nucleo.ExternalServiceException
+    assert "Nothing was sent" in mapped.explain_to_llm()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
@@ -153,15 +154,30 @@ def _carried_answer(exc: BaseException) -> ResponseView | None:
     """The failing answer (status 400 or more) of a client that an exception of no client
     carries: an SDK that raises its own error for a status keeps the response it got, and
     that response says what failed. Only a client's own response object counts."""
-    for name in _CARRIERS:
+    for carried in _carried(exc):
         try:
-            value = getattr(exc, name, None)
-            view = read_response(value) if value is not None else None
-        except Exception:  # a property that raises, or a streamed body not read: not here
+            view = read_response(carried) if carried is not None else None
+        except Exception:  # a streamed body not read: not here
             continue
         if view is not None and view.status >= 400:
             return view
     return None
+
+
+def _carried(exc: BaseException) -> Iterator[object]:
+    for name in _CARRIERS:
+        try:
+            yield getattr(exc, name, None)
+        except Exception:  # a property that raises: nothing kept there
+            continue
+    # tenacity's RetryError when a retry on the result (retry_if_result) gave up: its last
+    # attempt is a future holding what the call returned, the response it retried on. (One
+    # that gave up on an exception has that exception as its cause, read as any cause is.)
+    attempt = getattr(exc, "last_attempt", None)
+    if not isinstance(attempt, Future) or not attempt.done() or attempt.cancelled():
+        return
+    if attempt.exception() is None:
+        yield attempt.result()
 
 
 def read_response(obj: object) -> ResponseView | None:
