@@ -167,9 +167,10 @@ def _carried_answer(exc: BaseException) -> ResponseView | None:
 def _carried(exc: BaseException) -> Iterator[object]:
     for name in _CARRIERS:
         try:
-            yield getattr(exc, name, None)
+            value = getattr(exc, name, None)
         except Exception:  # a property that raises: nothing kept there
             continue
+        yield value
     # tenacity's RetryError when a retry on the result (retry_if_result) gave up: its last
     # attempt is a future holding what the call returned, the response it retried on. (One
     # that gave up on an exception has that exception as its cause, read as any cause is.)
