@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 import pickle
+import re
 import reprlib
 import sys
 from typing import Any, ClassVar, final
@@ -228,9 +229,17 @@ class UncorrectableLLMException(LLMReadableCheckedException):
     """False: the model should try another way."""
 
 
+_ENDS_WITH_ADDRESS = re.compile(r"\w+://\S+$")
+
+
 def _sentence(rule: str) -> str:
-    """The rule as the end of a sentence: with a final period unless it ends one already."""
-    return rule if not rule or rule[-1] in ".!?" else f"{rule}."
+    """The rule as the end of a sentence: with a final period unless it ends one already
+    (inside a closing bracket or quote too), or ends with an address a period would seem
+    part of."""
+    closed = rule.rstrip(")]'\"")
+    if not closed or closed[-1] in ".!?" or _ENDS_WITH_ADDRESS.search(rule):
+        return rule
+    return f"{rule}."
 
 
 class InvalidInputException(CorrectableLLMException):

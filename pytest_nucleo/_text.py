@@ -189,13 +189,13 @@ def duration(value: float) -> str:
     minutes, whole minutes under an hour, then hours to the half hour (``90`` -> ``"90
     seconds"``, ``900`` -> ``"15 minutes"``, ``5400`` -> ``"1.5 hours"``, ``86400`` -> ``"24
     hours"``)."""
-    if value < 120:
+    if value < 120 or not math.isfinite(value):
         return seconds(value)
     minutes = int(value / 60 + 0.5)
     if minutes < 60:
         return f"{minutes} minutes"
     hours = int(value / 1800 + 0.5) / 2
-    return "1 hour" if hours == 1 else f"{hours:g} hours"
+    return "1 hour" if hours == 1 else f"{hours:.1f}".removesuffix(".0") + " hours"
 
 
 def next_step(retry_after: float | None, *, throttled: bool = False, wait_seen: bool = True) -> str:

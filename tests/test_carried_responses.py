@@ -82,12 +82,18 @@ def test_only_a_failing_response_of_a_client_counts() -> None:
         def response(self) -> object:
             raise RuntimeError("no response kept")
 
+    class RaisingAttempt(Exception):
+        @property
+        def last_attempt(self) -> object:
+            raise RuntimeError("no attempt kept")
+
     class KeepingADict(Exception):
         response = {"ResponseMetadata": {"HTTPStatusCode": 500}}  # botocore's shape: no client's
 
     for error in (
         SDKError("odd", httpx.Response(200, json={}, request=request)),  # not a failure
         RaisingProperty(),
+        RaisingAttempt(),
         KeepingADict(),
     ):
         assert type(nucleo.unwrap(error, component="chat")) is nucleo.SystemException

@@ -441,3 +441,20 @@ def test_raising_without_a_cause_keeps_the_implicit_context() -> None:
         call_shop()
     assert isinstance(info.value.__context__, ConnectionResetError)
     assert not info.value.__suppress_context__
+
+
+@pytest.mark.parametrize(
+    ("rule", "ends"),
+    [
+        ("must be 8 digits", "must be 8 digits."),
+        ("must be one of: a, b (case matters)", "must be one of: a, b (case matters)."),
+        ("must be 8 digits.", "must be 8 digits."),
+        ("is required (see the schema.)", "is required (see the schema.)"),
+        ("see https://docs.shop.example/orders", "see https://docs.shop.example/orders"),
+    ],
+)
+def test_an_invalid_inputs_text_ends_as_a_sentence_but_never_inside_an_address(
+    rule: str, ends: str
+) -> None:
+    text = nucleo.InvalidInputException("order_number", "12-AB", rule).llm_message
+    assert text.endswith(f"which is not valid: {ends}")

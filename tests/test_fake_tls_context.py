@@ -100,3 +100,19 @@ def test_a_faked_call_through_a_client_per_call_tool_still_fails_as_faked() -> N
             asyncio.run(get_order("7"))
         assert failure.value.response.status_code == 503
         assert asyncio.run(get_order("7")) == {"number": "7"}
+
+
+def test_a_patch_put_back_after_the_fake_stopped_shares_nothing(library: ModuleType) -> None:
+    # monkeypatch set up before the fake and patching the same function during the test puts
+    # the fake's patch back when it undoes its own, after the fake stopped.
+    transports = library._transports.default
+    with FakeUpstream():
+        during = transports.create_ssl_context
+    transports.create_ssl_context = during
+    try:
+        assert _context(library.Client()) is not _context(library.Client())
+        with FakeUpstream():
+            assert _context(library.Client()) is _context(library.Client())
+            assert transports.create_ssl_context is during  # not wrapped twice
+    finally:
+        transports.create_ssl_context = library._config.create_ssl_context

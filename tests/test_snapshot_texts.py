@@ -148,3 +148,23 @@ def test_a_wait_in_minutes_or_hours_agrees_with_the_enforced_wait_within_its_rou
     text = f"{_THROTTLED} {stated}; use another way or come back later.\n{UNCORRECTABLE_HINT}"
     problems = [p.rule for p in wording_problems(text, retry_after=enforced)]
     assert problems == ([] if agrees else ["wait"])
+
+
+def test_a_duration_that_is_not_a_wait_is_not_read_as_one() -> None:
+    text = (
+        "The external service Shop failed; its answers are cached for 24 hours. Use another "
+        f"way, or come back later.\n{UNCORRECTABLE_HINT}"
+    )
+    assert wording_problems(text, retry_after=None) == []
+
+
+def test_a_throttle_scenario_reads_a_wait_in_minutes_or_hours_as_the_wording_check_does() -> None:
+    from pytest_nucleo import UpstreamThrottleException
+    from pytest_nucleo.testing._scenarios import Expectation, _throttle_violation
+
+    expect = Expectation(UpstreamThrottleException, False, "a throttle", retry_after=900.0)
+    for said, agrees in (("about 15 minutes", True), ("900 seconds", True), ("1 hour", False)):
+        error = UpstreamThrottleException("Shop", "HTTP 429", 900.0)
+        text = f"The service Shop is throttling our requests; wait for {said}."
+        problem, _ = _throttle_violation(error, text, expect)
+        assert (problem is None) is agrees, said

@@ -58,6 +58,8 @@ def test_seconds(value: float, text: str) -> None:
         (4500, "1.5 hours"),  # to the half hour
         (7200, "2 hours"),
         (86_400, "24 hours"),
+        (1e10, "2777778 hours"),  # never in exponent form
+        (float("inf"), "inf seconds"),  # no finite wait: as seconds() shows it
     ],
 )
 def test_a_wait_reads_in_the_unit_a_model_takes_at_a_glance(value: float, text: str) -> None:

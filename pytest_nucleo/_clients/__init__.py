@@ -174,7 +174,10 @@ def _carried(exc: BaseException) -> Iterator[object]:
     # tenacity's RetryError when a retry on the result (retry_if_result) gave up: its last
     # attempt is a future holding what the call returned, the response it retried on. (One
     # that gave up on an exception has that exception as its cause, read as any cause is.)
-    attempt = getattr(exc, "last_attempt", None)
+    try:
+        attempt = getattr(exc, "last_attempt", None)
+    except Exception:  # a property that raises: nothing kept there
+        return
     if not isinstance(attempt, Future) or not attempt.done() or attempt.cancelled():
         return
     if attempt.exception() is None:

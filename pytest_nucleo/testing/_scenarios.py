@@ -30,7 +30,7 @@ from pytest_nucleo._chain import iter_chain
 from pytest_nucleo._runner import run_sync
 from pytest_nucleo._secrets import MASK, redact
 from pytest_nucleo._status import THROTTLE_RULE_STATUSES
-from pytest_nucleo._text import duration, seconds
+from pytest_nucleo._text import seconds
 
 from ._docs import docs_ref
 from ._fake import (
@@ -45,7 +45,7 @@ from ._fake import (
     timeout,
 )
 from ._hygiene import text_problems
-from ._wording import enforced_wait
+from ._wording import enforced_wait, stated_waits
 
 Kind = Literal["search", "fetch"]
 KINDS: tuple[Kind, ...] = ("search", "fetch")
@@ -449,10 +449,13 @@ def _throttle_violation(
             f"UpstreamThrottleException carries no retry_after: {expect.rule}. Keep the "
             "server's wait (raise the carrier, or pass retry_after=)."
         ), "no retry_after (the server asked to wait)"
-    # In seconds, or in the unit this package's own texts give a long wait in ("2 minutes").
+    # Its number of seconds, or a wait in minutes or hours within their rounding ("about 2
+    # minutes"), as the wording check reads it.
     number = seconds(wait).partition(" ")[0]
-    said = rf"(?<![\d.]){re.escape(number)}(?![\d])|(?<![\d.]){re.escape(duration(wait))}\b"
-    if not re.search(said, text):
+    said = re.search(rf"(?<![\d.]){re.escape(number)}(?![\d])", text) or any(
+        abs(stated - wait) <= rounding for stated, rounding in stated_waits(text).items()
+    )
+    if not said:
         return (
             f"the model text does not say how long to wait ({seconds(wait)}, as "
             f"the server asked): {expect.rule}."

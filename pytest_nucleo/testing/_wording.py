@@ -63,7 +63,10 @@ _RESTATES_CORRECTABLE = re.compile(
 _NAMES_SERVICE = re.compile(r"\bThe (?:external )?service\b|\bon the service\b")
 _WAIT = re.compile(
     r"\b(?:wait(?:s|ed)?(?: for| of)?|for about|for up to about|about|for the next|for|"
-    r"pause (?:of|for)|retry after|in)\s+(\d+(?:\.\d+)?) (second|minute|hour)s?\b",
+    r"pause (?:of|for)|retry after|in)\s+(\d+(?:\.\d+)?) (second)s?\b"
+    # Minutes and hours only after words of waiting: "cached for 24 hours" states no wait.
+    r"|\b(?:wait(?:s|ed)?(?: for| of)?|for about|for up to about|about|for the next|"
+    r"pause (?:of|for)|retry after)\s+(\d+(?:\.\d+)?) (minute|hour)s?\b",
     re.I,
 )
 # A wait stated in minutes or hours is rounded (this package's texts give whole minutes, and
@@ -164,17 +167,18 @@ def wording_problems(
     return problems
 
 
-def _stated_waits(text: str) -> dict[float, float]:
+def stated_waits(text: str) -> dict[float, float]:
     """The waits ``text`` states, in seconds, each with how far its rounding may be off."""
     waits: dict[float, float] = {}
-    for number, unit in _WAIT.findall(text):
+    for match in _WAIT.finditer(text):
+        number, unit = match.group(1, 2) if match.group(1) else match.group(3, 4)
         unit = unit.lower()
         waits[float(number) * _UNIT_SECONDS[unit]] = _ROUNDING[unit]
     return waits
 
 
 def _wait_problems(ours: str, retry_after: object) -> list[TextProblem]:
-    rounding = _stated_waits(ours)
+    rounding = stated_waits(ours)
     waits = set(rounding)
     if len(waits) > 1:
         shown = " and ".join(f"{w:g} seconds" for w in sorted(waits))
