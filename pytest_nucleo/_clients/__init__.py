@@ -14,7 +14,6 @@ a client is one module and one line in :data:`_SUPPORT`.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from types import FrameType
@@ -130,6 +129,8 @@ def _seen_by(support: ClientSupport | None, exc: BaseException) -> Seen | None:
         return None
     try:
         return support.transport_failure(exc)
+    except ToolsMistake:  # the client's error is the tool's own doing: no client failure
+        return None
     except Exception:
         # What a client's support could not read (a status error whose response lost its
         # body) means nothing more than any other exception: the mapping never raises.
@@ -199,20 +200,20 @@ _NO_CONTENT = frozenset({204, 205})
 """Statuses that say the answer has no body, by design."""
 
 
-class ToolsMistake(enum.Enum):
-    """A client's error that is the tool's own mistake, not the service's failure."""
-
-    READ_NO_CONTENT = "the JSON of an answer whose status says it has no body"
+class ToolsMistake(Exception):
+    """Raised by a client's support for an error that is the tool's own mistake, not the
+    service's failure (the ``.json()`` of an answer whose status says it has no body): the
+    error then reads as any bug in the tool does."""
 
 
 def json_failure(
     exc: BaseException, response_type: type, read: Callable[[Any], ResponseView | None]
-) -> Seen | ToolsMistake | None:
+) -> Seen | None:
     """What ``exc`` means when the ``.json()`` of a ``response_type`` raised it (the decoding
     error does not carry the response; the frame of the method that raised it does), read
     with ``read``: on a 2xx, an answer of something else than the JSON asked for (a login
-    page); on any other status, that status (a 502 page); on a 204 or 205, whose status says
-    there is no body, the tool's mistake. None for any other ``exc``."""
+    page); on any other status, that status (a 502 page). On a 204 or 205, whose status says
+    there is no body, raises :class:`ToolsMistake`. None for any other ``exc``."""
     for frame in frames_of(exc):
         own = frame.f_locals.get("self")
         if frame.f_code.co_name == "json" and isinstance(own, response_type):
@@ -221,7 +222,7 @@ def json_failure(
             if view is None:
                 return None
             if view.status in _NO_CONTENT:
-                return ToolsMistake.READ_NO_CONTENT
+                raise ToolsMistake(f"the JSON of an answer with HTTP {view.status}")
             if 200 <= view.status <= 299:
                 content_type = response.headers.get("content-type")
                 return UndecodedAnswer(view, content_type, type(exc).__name__)

@@ -11,7 +11,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from pytest_nucleo._chain import iter_chain
 from pytest_nucleo._unseen import UNSEEN_BODY, UNSEEN_HEADERS
 
-from . import ResponseView, Seen, ToolsMistake, TransportSeen, frames_of, json_failure
+from . import ResponseView, Seen, TransportSeen, frames_of, json_failure
 from ._httpx_api import caused_by_tls
 from ._kinds import Transport
 
@@ -115,8 +115,6 @@ def transport_failure(exc: BaseException) -> Seen | None:
         # Not JSON by its Content-Type, or by its body (json's error, or the text's decoding).
         # json() reads the body before it decodes it.
         answer = json_failure(exc, aiohttp.ClientResponse, _read_if_read)
-        if isinstance(answer, ToolsMistake):
-            return None
         if answer is not None:
             return answer
     kind = transport_kind(exc)

@@ -9,7 +9,7 @@ from typing import Any
 from pytest_nucleo._chain import iter_chain
 from pytest_nucleo._unseen import UNSEEN_BODY
 
-from . import ResponseView, Seen, ToolsMistake, TransportSeen, frames_of, json_failure
+from . import ResponseView, Seen, TransportSeen, frames_of, json_failure
 from ._hooks import FailureCheck, replace_marked
 from ._kinds import Transport
 
@@ -61,8 +61,6 @@ class HttpxApi:
             return self._view(exc.response, unread=UNSEEN_BODY)
         if isinstance(exc, ValueError):  # json's error, let through by Response.json()
             answer = json_failure(exc, self.lib.Response, self.read_response)
-            if isinstance(answer, ToolsMistake):
-                return None
             if answer is not None:
                 return answer
         kind = self.transport_kind(exc)

@@ -10,7 +10,7 @@ from requests import exceptions as r
 
 from pytest_nucleo._unseen import UNSEEN_BODY
 
-from . import ResponseView, Seen, ToolsMistake, TransportSeen, frames_of, json_failure
+from . import ResponseView, Seen, TransportSeen, frames_of, json_failure
 from . import transport_failure as _any_client
 from ._hooks import FailureCheck, replace_marked
 from ._httpx_api import caused_by_tls
@@ -64,8 +64,6 @@ def transport_failure(exc: BaseException) -> Seen | None:
             return last
     if isinstance(exc, r.JSONDecodeError):
         answer = json_failure(exc, requests.Response, read_response)
-        if isinstance(answer, ToolsMistake):
-            return None
         if answer is not None:
             return answer
     kind = transport_kind(exc)

@@ -10,7 +10,7 @@ from urllib3 import exceptions as u
 
 from pytest_nucleo._unseen import UNSEEN_BODY, UNSEEN_HEADERS
 
-from . import ResponseView, Seen, ToolsMistake, TransportSeen, frames_of, json_failure
+from . import ResponseView, Seen, TransportSeen, frames_of, json_failure
 from ._httpx_api import caused_by_tls
 from ._kinds import Transport, host_of
 
@@ -86,8 +86,7 @@ def _call_of(exc: BaseException, kind: Transport) -> TransportSeen:
 
 def transport_failure(exc: BaseException) -> Seen | None:
     if isinstance(exc, ValueError):  # json's error, let through by HTTPResponse.json()
-        answer = json_failure(exc, _RESPONSE, read_response)
-        return None if isinstance(answer, ToolsMistake) else answer
+        return json_failure(exc, _RESPONSE, read_response)
     if isinstance(exc, u.MaxRetryError):
         answer = last_answer(exc)
         if answer is not None:
