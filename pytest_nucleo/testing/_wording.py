@@ -61,12 +61,15 @@ _RESTATES_CORRECTABLE = re.compile(
 )
 # How a text names the service it is about: said twice, the model reads two failures.
 _NAMES_SERVICE = re.compile(r"\bThe (?:external )?service\b|\bon the service\b")
+# Words of waiting before a number of seconds, minutes or hours. A bare "for" or "in" leads a
+# number of seconds only: "cached for 24 hours" states no wait.
+_WAITING = (
+    r"wait(?:s|ed)?(?: for| of)?|for about|for up to about|about|for the next|pause (?:of|for)"
+    r"|retry after"
+)
 _WAIT = re.compile(
-    r"\b(?:wait(?:s|ed)?(?: for| of)?|for about|for up to about|about|for the next|for|"
-    r"pause (?:of|for)|retry after|in)\s+(\d+(?:\.\d+)?) (second)s?\b"
-    # Minutes and hours only after words of waiting: "cached for 24 hours" states no wait.
-    r"|\b(?:wait(?:s|ed)?(?: for| of)?|for about|for up to about|about|for the next|"
-    r"pause (?:of|for)|retry after)\s+(\d+(?:\.\d+)?) (minute|hour)s?\b",
+    rf"\b(?:{_WAITING}|for|in)\s+(\d+(?:\.\d+)?) (second)s?\b"
+    rf"|\b(?:{_WAITING})\s+(\d+(?:\.\d+)?) (minute|hour)s?\b",
     re.I,
 )
 # A wait stated in minutes or hours is rounded (this package's texts give whole minutes, and
