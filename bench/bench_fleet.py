@@ -1,6 +1,7 @@
 """Shared limiters on Redis: a decision against a bare round trip, and a fleet against one process.
 
     python bench/bench_fleet.py [--rtt-ms 2 5] [--repeats 15]
+    python bench/bench_fleet.py --instructions
 
 Needs redis-server on the PATH and the redis extra; ``limits`` (the bench extra) for its
 columns. It starts its own redis-server on a free loopback port in a temporary folder,
@@ -35,6 +36,13 @@ before the clock starts (a barrier), and the slowest process's time counts. Meas
   proxy work for the delay). Both the 1-process and the 8-process runs use the same clients.
   (A forwarding proxy on loopback was tried first: under this machine's load its own
   forwarding, on a shared core, made a 2 ms round trip take 6 to 13 ms.)
+
+``--instructions`` counts instead the server's CPU instructions per decision (redis-server run
+under valgrind's callgrind, counting only while the operations run): a PING, an empty script
+called by ``EVALSHA`` with an admission's arguments (the least any decision by script costs),
+a shared admission and a recorded success. Instructions do not drift with the machine's load,
+so they show what a change to the script saves; they are not the target's measure, which is
+the round trip's wall time, a PING's mostly the kernel's work.
 
 Medians of several repeats; the machine is shared and noisy, so read the ratios, and the load
 average printed with them.
@@ -308,6 +316,86 @@ def rtt_us(port: int, rtt_ms: float) -> float:
 # --- main ----------------------------------------------------------------------------------
 
 
+EMPTY_SCRIPT = "return 1"
+
+
+def server_instructions(binary: str, count: int = 1_000) -> None:
+    """--instructions: each operation's instructions on the server, averaged over ``count``,
+    counted by callgrind only from a zeroing to a dump around the operations."""
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        sys.exit("--instructions needs valgrind (Debian/Ubuntu: apt-get install valgrind)")
+    port = free_port()
+    with tempfile.TemporaryDirectory() as folder:
+        out = os.path.join(folder, "callgrind.out")
+        server = subprocess.Popen(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary,
+             "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", folder],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )  # fmt: skip
+        try:
+            assert server.stdout is not None
+            for line in server.stdout:
+                if "Ready to accept connections" in line:
+                    break
+            threading.Thread(target=server.stdout.read, daemon=True).start()
+            counts = {
+                name: _counted(server.pid, out, operation, count)
+                for name, operation in _operations(port).items()
+            }
+        finally:
+            server.kill()
+            server.wait()
+    ping, empty = counts["PING on one kept connection"], counts["an empty script, EVALSHA"]
+    print(f"Server instructions per operation, mean of {count} (callgrind):")
+    for name, value in counts.items():
+        decision = value not in (ping, empty)
+        beyond = f"  {value - empty:+8.0f} beyond the empty script" if decision else ""
+        print(f"  {name:36s} {value:9.0f}  {value / ping:6.1f}x a PING{beyond}")
+
+
+def _operations(port: int) -> dict[str, Callable[[], object]]:
+    plain = client(port)
+    kept: Any = plain.connection_pool.get_connection()
+
+    def kept_ping() -> object:
+        kept.send_command("PING")
+        return kept.read_response()
+
+    lim = limiter(port, uuid.uuid4().hex)
+    lim.record_success(lim.acquire())  # the script is loaded by the first decision
+    empty = plain.script_load(EMPTY_SCRIPT)
+    # As many arguments, of the same sizes, as the store sends for an admission.
+    arguments = ("reserve", b"\0" * 104, b"\0" * 16, "bench", "", "1")
+
+    def empty_script() -> object:
+        kept.send_command("EVALSHA", empty, 1, "bench-empty", *arguments)
+        return kept.read_response()
+
+    return {
+        "PING on one kept connection": kept_ping,
+        "an empty script, EVALSHA": empty_script,
+        "shared admission, acquire()": lim.acquire,
+        "recorded success, record_success()": lim.record_success,
+    }
+
+
+def _counted(pid: int, out: str, operation: Callable[[], object], count: int) -> float:
+    for _ in range(50):  # warm: connected, script loaded, the window in its steady state
+        operation()
+    subprocess.run(["callgrind_control", "--zero", str(pid)], check=True, capture_output=True)
+    for _ in range(count):
+        operation()
+    before = set(os.listdir(os.path.dirname(out)))
+    subprocess.run(["callgrind_control", "--dump", str(pid)], check=True, capture_output=True)
+    (dump,) = set(os.listdir(os.path.dirname(out))) - before
+    with open(os.path.join(os.path.dirname(out), dump)) as file:
+        for line in file:
+            if line.startswith("summary:"):
+                return int(line.split()[1]) / count
+    raise RuntimeError(f"no summary line in callgrind's dump {dump}")
+
+
 def load() -> str:
     return "load average " + " ".join(f"{v:.2f}" for v in os.getloadavg())
 
@@ -322,6 +410,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=15, help="batches per decision cost")
     parser.add_argument(
+        "--instructions", action="store_true", help="the server's instructions per decision"
+    )
+    parser.add_argument(
         "--fleet-repeats", type=int, default=5, help="runs per fleet ratio (0: decision cost only)"
     )
     parser.add_argument(
@@ -332,6 +423,9 @@ def main() -> None:
     binary = shutil.which("redis-server")
     if binary is None:
         sys.exit("redis-server is not installed (Debian/Ubuntu: apt-get install redis-server)")
+    if options.instructions:
+        server_instructions(binary)
+        return
     port = free_port()
     with tempfile.TemporaryDirectory() as folder:
         server = subprocess.Popen(

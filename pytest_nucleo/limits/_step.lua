@@ -58,9 +58,10 @@ local NONE = 0
 local STATE = '<dddddddddddddddd'  -- 16 doubles, in the order below
 local windowed = op == 'reserve' or op == 'unreserve'
 
-local index, takes, nb = {}, {}, 0  -- the budgets taken from (windowed), and their units
-local fields = {'s'}
+local index, takes, fields  -- the budgets taken from, their units, the fields read (windowed)
+local nb = 0
 if windowed then
+  index, takes, fields = {}, {}, {'s'}
   -- the decision's units per budget (ARGV[6] or ARGV[7], comma-separated): a budget that
   -- takes nothing is not read
   local units = op == 'reserve' and ARGV[6] or ARGV[7]
@@ -110,7 +111,7 @@ end
 local wins = nil  -- the windows read (windowed decisions only)
 local writes = nil  -- fields to write beside the state: a window's, a failure's
 local dead = nil  -- fields to delete: sealed chunks whose takes moved to the head field
-local admitted = nil  -- an admission's reply but the code
+local admitted, waits, starts = nil, 0, 0  -- an admission's permit, its wait and its start
 local reply = nil  -- any other answer but the code
 
 local function quote_failure(reply, at)  -- the last failure, UpstreamFailure's fields, at at
@@ -312,11 +313,7 @@ if windowed then
       end
       for k = 1, nb do add(wins[k], start, takes[k]) end
       if permit < 0 then probe_started = start end
-      if wait == 0 then
-        admitted = string.format('%d', permit)
-      else
-        admitted = string.format('%d %.17g %.17g', permit, wait, start)
-      end
+      admitted, waits, starts = permit, wait, start
     until true
     if refused then
       refusals = refusals + 1
@@ -480,8 +477,9 @@ if dead and #dead > 0 then redis.call('HDEL', key, unpack(dead)) end
 if extend then redis.call('PEXPIRE', key, math.ceil(keep * 1000)) end
 
 local kept = 2 * math.ceil((expires - now) * 1000) + existed
-if admitted then
-  return string.format('%d ', kept) .. admitted
+if admitted then  -- one format for the whole reply
+  if waits == 0 then return string.format('%d %d', kept, admitted) end
+  return string.format('%d %d %.17g %.17g', kept, admitted, waits, starts)
 end
 if reply then
   reply[1] = kept
