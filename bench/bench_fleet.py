@@ -13,8 +13,9 @@ connection of the same redis-py client, which is how the store sends its decisio
 connections instead of taking one from the pool per call), measured in the same run,
 interleaved: the target is a median ratio <= 1.5x each. Beside it, a ``PING`` through the
 client (``client.ping()``, which takes a connection from the pool and gives it back each
-time), and a hit on ``limits``' Redis moving window (a Lua script too, with no circuit,
-throttle or hold). The server's own CPU time per operation (read from /proc) says how much of
+time), a call of a script that does nothing with an admission's arguments (the least any
+decision made by a script costs), and a hit on ``limits``' Redis moving window (a Lua script
+too, with no circuit, throttle or hold). The server's own CPU time per operation (read from /proc) says how much of
 a decision is the script.
 
 Window size. A shared admission on a window of 10 against one on a window of 10,000, both
@@ -156,6 +157,7 @@ def decision_cost(port: int, server_pid: int, repeats: int) -> None:
     operations: dict[str, Callable[[], object]] = {
         "PING, client.ping()": plain.ping,
         "PING on one kept connection": kept_ping,
+        "an empty script, EVALSHA": empty_script(plain, kept),
         "shared admission, acquire()": lim.acquire,
         "recorded success, record_success()": lim.record_success,
     }
@@ -316,7 +318,19 @@ def rtt_us(port: int, rtt_ms: float) -> float:
 # --- main ----------------------------------------------------------------------------------
 
 
-EMPTY_SCRIPT = "return 1"
+def empty_script(plain: redis.Redis, kept: Any) -> Callable[[], object]:
+    """A call of a script that does nothing, on the connection ``kept``, with as many
+    arguments, of the same sizes, as the store sends for an admission: the least a decision
+    made by a script costs. Packed once, as the store packs its decisions."""
+    sha = plain.script_load("return 1")
+    arguments = ("reserve", b"\0" * 104, b"\0" * 16, "bench", "", "1")
+    frame = kept.pack_command("EVALSHA", sha, 1, "bench-empty", *arguments)
+
+    def call() -> object:
+        kept.send_packed_command(frame)
+        return kept.read_response()
+
+    return call
 
 
 def server_instructions(binary: str, count: int = 1_000) -> None:
@@ -364,17 +378,9 @@ def _operations(port: int) -> dict[str, Callable[[], object]]:
 
     lim = limiter(port, uuid.uuid4().hex)
     lim.record_success(lim.acquire())  # the script is loaded by the first decision
-    empty = plain.script_load(EMPTY_SCRIPT)
-    # As many arguments, of the same sizes, as the store sends for an admission.
-    arguments = ("reserve", b"\0" * 104, b"\0" * 16, "bench", "", "1")
-
-    def empty_script() -> object:
-        kept.send_command("EVALSHA", empty, 1, "bench-empty", *arguments)
-        return kept.read_response()
-
     return {
         "PING on one kept connection": kept_ping,
-        "an empty script, EVALSHA": empty_script,
+        "an empty script, EVALSHA": empty_script(plain, kept),
         "shared admission, acquire()": lim.acquire,
         "recorded success, record_success()": lim.record_success,
     }
