@@ -15,8 +15,8 @@ interleaved: the target is a median ratio <= 1.5x each. Beside it, a ``PING`` th
 client (``client.ping()``, which takes a connection from the pool and gives it back each
 time), a call of a script that does nothing with an admission's arguments (the least any
 decision made by a script costs), and a hit on ``limits``' Redis moving window (a Lua script
-too, with no circuit, throttle or hold). The server's own CPU time per operation (read from /proc) says how much of
-a decision is the script.
+too, with no circuit, throttle or hold). The server's own CPU time per operation (read from
+/proc) says how much of a decision is the script.
 
 Window size. A shared admission on a window of 10 against one on a window of 10,000, both
 nearly full (each admission forgets the oldest take and adds one): the target is about 1x,
@@ -43,7 +43,8 @@ under valgrind's callgrind, counting only while the operations run): a PING, an 
 called by ``EVALSHA`` with an admission's arguments (the least any decision by script costs),
 a shared admission and a recorded success. Instructions do not drift with the machine's load,
 so they show what a change to the script saves; they are not the target's measure, which is
-the round trip's wall time, a PING's mostly the kernel's work.
+the round trip's wall time (a PING's is mostly the kernel's work, which callgrind does not
+count).
 
 Medians of several repeats; the machine is shared and noisy, so read the ratios, and the load
 average printed with them.
@@ -74,6 +75,7 @@ import pytest_nucleo as nucleo
 
 NUMBER = 300  # operations per timed batch
 FLEET = 8
+KEPT_PING, EMPTY_SCRIPT = "PING on one kept connection", "an empty script, EVALSHA"
 
 
 def decisions_for(rtt_ms: float) -> int:
@@ -144,6 +146,21 @@ def server_cpu_ns(pid: int) -> int | None:
         return None
 
 
+def empty_script(plain: redis.Redis, kept: Any) -> Callable[[], object]:
+    """A call of a script that does nothing, on the connection ``kept``, with as many
+    arguments, of the same sizes, as the store sends for an admission: the least a decision
+    made by a script costs. Packed once, as the store packs its decisions."""
+    sha = plain.script_load("return 1")
+    arguments = ("reserve", b"\0" * 104, b"\0" * 16, "bench", "", "1")
+    frame = kept.pack_command("EVALSHA", sha, 1, "bench-empty", *arguments)
+
+    def call() -> object:
+        kept.send_packed_command(frame)
+        return kept.read_response()
+
+    return call
+
+
 def decision_cost(port: int, server_pid: int, repeats: int) -> None:
     plain = client(port)
     kept: Any = plain.connection_pool.get_connection()
@@ -156,8 +173,8 @@ def decision_cost(port: int, server_pid: int, repeats: int) -> None:
     lim.record_success(lim.acquire())  # the script is loaded by the first decision
     operations: dict[str, Callable[[], object]] = {
         "PING, client.ping()": plain.ping,
-        "PING on one kept connection": kept_ping,
-        "an empty script, EVALSHA": empty_script(plain, kept),
+        KEPT_PING: kept_ping,
+        EMPTY_SCRIPT: empty_script(plain, kept),
         "shared admission, acquire()": lim.acquire,
         "recorded success, record_success()": lim.record_success,
     }
@@ -165,7 +182,7 @@ def decision_cost(port: int, server_pid: int, repeats: int) -> None:
     if hit is not None:
         operations["limits moving window hit (Redis)"] = hit
     wall, cpu = timed_in_turns(operations, server_pid, repeats)
-    ping, kept_name = "PING, client.ping()", "PING on one kept connection"
+    ping, kept_name = "PING, client.ping()", KEPT_PING
 
     def ratio(name: str, base: str) -> float:
         return statistics.median(a / b for a, b in zip(wall[name], wall[base], strict=True))
@@ -318,19 +335,7 @@ def rtt_us(port: int, rtt_ms: float) -> float:
 # --- main ----------------------------------------------------------------------------------
 
 
-def empty_script(plain: redis.Redis, kept: Any) -> Callable[[], object]:
-    """A call of a script that does nothing, on the connection ``kept``, with as many
-    arguments, of the same sizes, as the store sends for an admission: the least a decision
-    made by a script costs. Packed once, as the store packs its decisions."""
-    sha = plain.script_load("return 1")
-    arguments = ("reserve", b"\0" * 104, b"\0" * 16, "bench", "", "1")
-    frame = kept.pack_command("EVALSHA", sha, 1, "bench-empty", *arguments)
-
-    def call() -> object:
-        kept.send_packed_command(frame)
-        return kept.read_response()
-
-    return call
+# --- server instructions -------------------------------------------------------------------
 
 
 def server_instructions(binary: str, count: int = 1_000) -> None:
@@ -360,10 +365,10 @@ def server_instructions(binary: str, count: int = 1_000) -> None:
         finally:
             server.kill()
             server.wait()
-    ping, empty = counts["PING on one kept connection"], counts["an empty script, EVALSHA"]
+    ping, empty = counts[KEPT_PING], counts[EMPTY_SCRIPT]
     print(f"Server instructions per operation, mean of {count} (callgrind):")
     for name, value in counts.items():
-        decision = value not in (ping, empty)
+        decision = name not in (KEPT_PING, EMPTY_SCRIPT)
         beyond = f"  {value - empty:+8.0f} beyond the empty script" if decision else ""
         print(f"  {name:36s} {value:9.0f}  {value / ping:6.1f}x a PING{beyond}")
 
@@ -379,8 +384,8 @@ def _operations(port: int) -> dict[str, Callable[[], object]]:
     lim = limiter(port, uuid.uuid4().hex)
     lim.record_success(lim.acquire())  # the script is loaded by the first decision
     return {
-        "PING on one kept connection": kept_ping,
-        "an empty script, EVALSHA": empty_script(plain, kept),
+        KEPT_PING: kept_ping,
+        EMPTY_SCRIPT: empty_script(plain, kept),
         "shared admission, acquire()": lim.acquire,
         "recorded success, record_success()": lim.record_success,
     }

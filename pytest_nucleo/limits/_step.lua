@@ -111,7 +111,7 @@ end
 local wins = nil  -- the windows read (windowed decisions only)
 local writes = nil  -- fields to write beside the state: a window's, a failure's
 local dead = nil  -- fields to delete: sealed chunks whose takes moved to the head field
-local admitted, waits, starts = nil, 0, 0  -- an admission's permit, its wait and its start
+local admitted, admitted_wait, admitted_start = nil, 0, 0  -- an admission's permit, wait, start
 local reply = nil  -- any other answer but the code
 
 local function quote_failure(reply, at)  -- the last failure, UpstreamFailure's fields, at at
@@ -313,7 +313,7 @@ if windowed then
       end
       for k = 1, nb do add(wins[k], start, takes[k]) end
       if permit < 0 then probe_started = start end
-      admitted, waits, starts = permit, wait, start
+      admitted, admitted_wait, admitted_start = permit, wait, start
     until true
     if refused then
       refusals = refusals + 1
@@ -478,8 +478,8 @@ if extend then redis.call('PEXPIRE', key, math.ceil(keep * 1000)) end
 
 local kept = 2 * math.ceil((expires - now) * 1000) + existed
 if admitted then  -- one format for the whole reply
-  if waits == 0 then return string.format('%d %d', kept, admitted) end
-  return string.format('%d %d %.17g %.17g', kept, admitted, waits, starts)
+  if admitted_wait == 0 then return string.format('%d %d', kept, admitted) end
+  return string.format('%d %d %.17g %.17g', kept, admitted, admitted_wait, admitted_start)
 end
 if reply then
   reply[1] = kept
