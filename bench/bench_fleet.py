@@ -53,6 +53,7 @@ average printed with them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing
 import os
 import shutil
@@ -64,7 +65,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import redis
@@ -161,7 +162,9 @@ def empty_script(plain: redis.Redis, kept: Any) -> Callable[[], object]:
     return call
 
 
-def decision_cost(port: int, server_pid: int, repeats: int) -> None:
+def decision_operations(port: int) -> dict[str, Callable[[], object]]:
+    """A PING on a kept connection, the empty script on it, a shared admission and a recorded
+    success: what a decision is measured by, in time or in instructions."""
     plain = client(port)
     kept: Any = plain.connection_pool.get_connection()
 
@@ -171,13 +174,16 @@ def decision_cost(port: int, server_pid: int, repeats: int) -> None:
 
     lim = limiter(port, uuid.uuid4().hex)
     lim.record_success(lim.acquire())  # the script is loaded by the first decision
-    operations: dict[str, Callable[[], object]] = {
-        "PING, client.ping()": plain.ping,
+    return {
         KEPT_PING: kept_ping,
         EMPTY_SCRIPT: empty_script(plain, kept),
         "shared admission, acquire()": lim.acquire,
         "recorded success, record_success()": lim.record_success,
     }
+
+
+def decision_cost(port: int, server_pid: int, repeats: int) -> None:
+    operations = {"PING, client.ping()": client(port).ping, **decision_operations(port)}
     hit = limits_hit(port)
     if hit is not None:
         operations["limits moving window hit (Redis)"] = hit
@@ -197,7 +203,6 @@ def decision_cost(port: int, server_pid: int, repeats: int) -> None:
             f" {ratio(name, kept_name):12.2f}x {server:>11s}"
         )
     print("  target: shared admission and recorded success <= 1.5x a PING on a kept connection")
-    plain.connection_pool.release(kept)
 
 
 def timed_in_turns(
@@ -346,49 +351,18 @@ def server_instructions(binary: str, count: int = 1_000) -> None:
     port = free_port()
     with tempfile.TemporaryDirectory() as folder:
         out = os.path.join(folder, "callgrind.out")
-        server = subprocess.Popen(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary,
-             "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", folder],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        )  # fmt: skip
-        try:
-            assert server.stdout is not None
-            for line in server.stdout:
-                if "Ready to accept connections" in line:
-                    break
-            threading.Thread(target=server.stdout.read, daemon=True).start()
+        callgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+        with redis_server([*callgrind, binary], port, folder) as server:
             counts = {
                 name: _counted(server.pid, out, operation, count)
-                for name, operation in _operations(port).items()
+                for name, operation in decision_operations(port).items()
             }
-        finally:
-            server.kill()
-            server.wait()
     ping, empty = counts[KEPT_PING], counts[EMPTY_SCRIPT]
     print(f"Server instructions per operation, mean of {count} (callgrind):")
     for name, value in counts.items():
         decision = name not in (KEPT_PING, EMPTY_SCRIPT)
         beyond = f"  {value - empty:+8.0f} beyond the empty script" if decision else ""
         print(f"  {name:36s} {value:9.0f}  {value / ping:6.1f}x a PING{beyond}")
-
-
-def _operations(port: int) -> dict[str, Callable[[], object]]:
-    plain = client(port)
-    kept: Any = plain.connection_pool.get_connection()
-
-    def kept_ping() -> object:
-        kept.send_command("PING")
-        return kept.read_response()
-
-    lim = limiter(port, uuid.uuid4().hex)
-    lim.record_success(lim.acquire())  # the script is loaded by the first decision
-    return {
-        KEPT_PING: kept_ping,
-        EMPTY_SCRIPT: empty_script(plain, kept),
-        "shared admission, acquire()": lim.acquire,
-        "recorded success, record_success()": lim.record_success,
-    }
 
 
 def _counted(pid: int, out: str, operation: Callable[[], object], count: int) -> float:
@@ -405,6 +379,27 @@ def _counted(pid: int, out: str, operation: Callable[[], object], count: int) ->
             if line.startswith("summary:"):
                 return int(line.split()[1]) / count
     raise RuntimeError(f"no summary line in callgrind's dump {dump}")
+
+
+@contextlib.contextmanager
+def redis_server(command: list[str], port: int, folder: str) -> Iterator[subprocess.Popen[str]]:
+    """A redis-server (``command``: its binary, behind valgrind's for --instructions) on
+    ``port`` of loopback, without persistence, ready when entered, killed on exit."""
+    server = subprocess.Popen(
+        [*command, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", folder],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        for line in server.stdout:
+            if "Ready to accept connections" in line:
+                break
+        threading.Thread(target=server.stdout.read, daemon=True).start()
+        yield server
+    finally:
+        server.kill()
+        server.wait()
 
 
 def load() -> str:
@@ -438,36 +433,22 @@ def main() -> None:
         server_instructions(binary)
         return
     port = free_port()
-    with tempfile.TemporaryDirectory() as folder:
-        server = subprocess.Popen(
-            [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", folder],
-            stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        try:
-            assert server.stdout is not None
-            for line in server.stdout:
-                if "Ready to accept connections" in line:
-                    break
-            threading.Thread(target=server.stdout.read, daemon=True).start()
+    with tempfile.TemporaryDirectory() as folder, redis_server([binary], port, folder) as server:
+        print(load())
+        decision_cost(port, server.pid, options.repeats)
+        window_sizes(port, server.pid, options.repeats)
+        print(load())
+        if not options.fleet_repeats:
+            return
+        with_limits = limits_hit(port) is not None
+        print(f"Fleet throughput, decisions per second, median of {options.fleet_repeats}:")
+        fleet(port, 0.0, options.fleet_repeats, with_limits)
+        print(load())
+        for rtt in options.rtt_ms:
+            print(f"  (a PING on a client {rtt:g} ms away: {rtt_us(port, rtt):.0f} us)")
+            fleet(port, rtt, options.fleet_repeats, with_limits)
             print(load())
-            decision_cost(port, server.pid, options.repeats)
-            window_sizes(port, server.pid, options.repeats)
-            print(load())
-            if not options.fleet_repeats:
-                return
-            with_limits = limits_hit(port) is not None
-            print(f"Fleet throughput, decisions per second, median of {options.fleet_repeats}:")
-            fleet(port, 0.0, options.fleet_repeats, with_limits)
-            print(load())
-            for rtt in options.rtt_ms:
-                print(f"  (a PING on a client {rtt:g} ms away: {rtt_us(port, rtt):.0f} us)")
-                fleet(port, rtt, options.fleet_repeats, with_limits)
-                print(load())
-            print("  target: 8 processes >= 6x 1 process")
-        finally:
-            server.kill()
-            server.wait()
+        print("  target: 8 processes >= 6x 1 process")
 
 
 if __name__ == "__main__":
