@@ -2,9 +2,10 @@
 
 httpx (and httpx2) builds a TLS context for every client it makes, when it makes it: on the
 default settings that loads a whole certificate store (certifi's bundle for httpx, the system's
-for httpx2, or the one ``SSL_CERT_FILE`` names), 25 to 55 ms of CPU on a small machine, many times what the faked call itself costs. A
-tool that opens a client per call (``httpx.get(...)``, ``async with httpx.AsyncClient() as
-client``) paid it in every test and in every scenario of its contract matrix.
+for httpx2, or the one ``SSL_CERT_FILE`` names), 25 to 55 ms of CPU on a small machine, many
+times what the faked call itself costs. A tool that opens a client per call (``httpx.get(...)``,
+``async with httpx.AsyncClient() as client``) paid it in every test and in every scenario of
+its contract matrix.
 
 So, while the fake runs, a client built on the default settings (``verify=True``, no
 ``cert``) gets a context built once per process by the library's own function, the way it
