@@ -77,6 +77,7 @@ import pytest_nucleo as nucleo
 NUMBER = 300  # operations per timed batch
 FLEET = 8
 KEPT_PING, EMPTY_SCRIPT = "PING on one kept connection", "an empty script, EVALSHA"
+LEAST_SCRIPT = "clock, state read and written back"
 
 
 def decisions_for(rtt_ms: float) -> int:
@@ -147,13 +148,27 @@ def server_cpu_ns(pid: int) -> int | None:
         return None
 
 
-def empty_script(plain: redis.Redis, kept: Any) -> Callable[[], object]:
-    """A call of a script that does nothing, on the connection ``kept``, with as many
-    arguments, of the same sizes, as the store sends for an admission: the least a decision
-    made by a script costs. Packed once, as the store packs its decisions."""
-    sha = plain.script_load("return 1")
+# A script that does nothing: the least any decision made by a script costs.
+EMPTY = "return 1"
+
+# What any decision must do by the store's design: read the server's clock and the limiter's
+# state (its fields and a window's head), write both back, and answer. No rule runs.
+LEAST = """
+local now = redis.call('TIME')
+local read = redis.call('HMGET', KEYS[1], 's', 'b:bench')
+redis.call('HSET', KEYS[1], 's', read[1] or string.rep('\\0', 128),
+           'b:bench', read[2] or string.rep('\\0', 48))
+return now[1] .. ' 0'
+"""
+
+
+def script_call(plain: redis.Redis, kept: Any, source: str) -> Callable[[], object]:
+    """A call of the script ``source`` on the connection ``kept``, with as many arguments, of
+    the same sizes, as the store sends for an admission, packed once as the store packs its
+    decisions."""
+    sha = plain.script_load(source)
     arguments = ("reserve", b"\0" * 104, b"\0" * 16, "bench", "", "1")
-    frame = kept.pack_command("EVALSHA", sha, 1, "bench-empty", *arguments)
+    frame = kept.pack_command("EVALSHA", sha, 1, f"bench-{sha[:8]}", *arguments)
 
     def call() -> object:
         kept.send_packed_command(frame)
@@ -176,10 +191,37 @@ def decision_operations(port: int) -> dict[str, Callable[[], object]]:
     lim.record_success(lim.acquire())  # the script is loaded by the first decision
     return {
         KEPT_PING: kept_ping,
-        EMPTY_SCRIPT: empty_script(plain, kept),
+        EMPTY_SCRIPT: script_call(plain, kept, EMPTY),
+        LEAST_SCRIPT: script_call(plain, kept, LEAST),
         "shared admission, acquire()": lim.acquire,
         "recorded success, record_success()": lim.record_success,
     }
+
+
+def without_round_trip(port: int, count: int = 20_000) -> tuple[float, float]:
+    """The limiter's and the store's own Python per admission and per recorded success, in
+    us: each decision answered at once by the reply Redis gave to the same decision."""
+    lim = limiter(port, uuid.uuid4().hex)
+    lim.record_success(lim.acquire())  # the state exists, as in every reply kept below
+    store: Any = lim.store
+    send = store.run
+    costs = []
+    for decide in (lim.acquire, lim.record_success):
+        replies: list[Any] = []
+
+        def answered(frame: bytes, replies: list[Any] = replies) -> Any:
+            replies.append(send(frame))
+            return replies[0]
+
+        store.run = answered
+        decide()  # answered by Redis, the reply kept
+        store.run = lambda frame, replies=replies: replies[0]
+        start = time.perf_counter()
+        for _ in range(count):
+            decide()
+        costs.append((time.perf_counter() - start) / count * 1e6)
+    store.run = send
+    return costs[0], costs[1]
 
 
 def decision_cost(port: int, server_pid: int, repeats: int) -> None:
@@ -202,6 +244,11 @@ def decision_cost(port: int, server_pid: int, repeats: int) -> None:
             f"  {name:36s} {statistics.median(wall[name]):6.1f} us {ratio(name, ping):16.2f}x"
             f" {ratio(name, kept_name):12.2f}x {server:>11s}"
         )
+    admission, success = without_round_trip(port)
+    print(
+        f"  the limiter's and store's own Python, no round trip: admission {admission:.1f} us,"
+        f" success {success:.1f} us"
+    )
     print("  target: shared admission and recorded success <= 1.5x a PING on a kept connection")
 
 
@@ -267,7 +314,9 @@ def window_sizes(port: int, server_pid: int, repeats: int) -> None:
 # --- fleet throughput ----------------------------------------------------------------------
 
 
-def work(job: tuple[int, str, str, int, float, Any]) -> float:
+def work(job: tuple[int, str, str, int, float, Any]) -> tuple[float, float]:
+    """One process's share of a fleet run: its wall time and its own CPU time for its
+    decisions, in seconds."""
     port, kind, prefix, decisions, rtt_ms, barrier = job
     Distant.one_way = rtt_ms / 2000
     distant = rtt_ms > 0
@@ -276,44 +325,56 @@ def work(job: tuple[int, str, str, int, float, Any]) -> float:
         assert hit is not None
         hit()
         barrier.wait()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for _ in range(decisions):
             hit()
-        return time.perf_counter() - start
+        return time.perf_counter() - start, time.process_time() - cpu
     lim = limiter(port, prefix, distant)
     lim.record_success(lim.acquire())  # connected, script loaded: before the clock starts
     barrier.wait()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in range(decisions // 2):
         lim.record_success(lim.acquire())
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def throughput(
-    workers: Any, port: int, kind: str, processes: int, rtt_ms: float, manager: Any
-) -> float:
+    workers: Any, port: int, kind: str, processes: int, rtt_ms: float, manager: Any,
+    server_pid: int,
+) -> tuple[float, float | None]:  # fmt: skip
     """Decisions per second of ``processes`` of the pool's workers (each job waits at the
-    barrier for the others, so no worker takes two)."""
+    barrier for the others, so no worker takes two), and the CPU time in us a decision took,
+    the clients' and the server's together (None where the server's cannot be read)."""
     barrier = manager.Barrier(processes)
-    job = (port, kind, uuid.uuid4().hex, decisions_for(rtt_ms), rtt_ms, barrier)
-    spans: list[float] = workers.map(work, [job] * processes, 1)
-    return processes * decisions_for(rtt_ms) / max(spans)
+    decisions = decisions_for(rtt_ms)
+    job = (port, kind, uuid.uuid4().hex, decisions, rtt_ms, barrier)
+    before = server_cpu_ns(server_pid)
+    results: list[tuple[float, float]] = workers.map(work, [job] * processes, 1)
+    after = server_cpu_ns(server_pid)
+    rate = processes * decisions / max(span for span, _ in results)
+    if before is None or after is None:
+        return rate, None
+    clients = sum(cpu for _, cpu in results) * 1e9
+    return rate, (clients + after - before) / (processes * decisions) / 1e3
 
 
-def fleet(port: int, rtt_ms: float, repeats: int, with_limits: bool) -> None:
+def fleet(port: int, rtt_ms: float, repeats: int, with_limits: bool, server_pid: int) -> None:
     where = f"with {rtt_ms:g} ms more per round trip" if rtt_ms else "plain loopback"
     kinds = ["RateLimiter on a RedisStore"] + (["limits moving window hit"] if with_limits else [])
     context = multiprocessing.get_context("spawn")
+    cores = os.cpu_count() or 1
     with context.Manager() as manager, context.Pool(FLEET) as workers:
         for label in kinds:
             kind = "limits" if label.startswith("limits") else "nucleo"
-            ones, fleets, ratios = [], [], []
+            ones, fleets, ratios, costs = [], [], [], []
             for _ in range(repeats):  # 1 and 8 in turn, so each pair sees about one load
-                one = throughput(workers, port, kind, 1, rtt_ms, manager)
-                many = throughput(workers, port, kind, FLEET, rtt_ms, manager)
+                one, cost = throughput(workers, port, kind, 1, rtt_ms, manager, server_pid)
+                many, _ = throughput(workers, port, kind, FLEET, rtt_ms, manager, server_pid)
                 ones.append(one)
                 fleets.append(many)
                 ratios.append(many / one)
+                if cost is not None:
+                    costs.append(cost)
             print(
                 f"  {label:28s} {where:34s} {FLEET} processes {statistics.median(fleets):7.0f}/s"
                 f"  1 process {statistics.median(ones):7.0f}/s"
@@ -321,6 +382,15 @@ def fleet(port: int, rtt_ms: float, repeats: int, with_limits: bool) -> None:
                 + " ".join(f"{r:.2f}" for r in ratios)
                 + ")"
             )
+            if costs and not rtt_ms:
+                # No fleet does more decisions a second than its cores can pay for.
+                cost = statistics.median(costs)
+                ceiling = cores / cost * 1e6
+                print(
+                    f"    CPU per decision, client and server: {cost:.1f} us, so {cores} cores "
+                    f"allow at most {ceiling:.0f}/s, {ceiling / statistics.median(ones):.2f}x "
+                    "one process"
+                )
 
 
 # --- a modelled network ----------------------------------------------------------------
@@ -442,11 +512,11 @@ def main() -> None:
             return
         with_limits = limits_hit(port) is not None
         print(f"Fleet throughput, decisions per second, median of {options.fleet_repeats}:")
-        fleet(port, 0.0, options.fleet_repeats, with_limits)
+        fleet(port, 0.0, options.fleet_repeats, with_limits, server.pid)
         print(load())
         for rtt in options.rtt_ms:
             print(f"  (a PING on a client {rtt:g} ms away: {rtt_us(port, rtt):.0f} us)")
-            fleet(port, rtt, options.fleet_repeats, with_limits)
+            fleet(port, rtt, options.fleet_repeats, with_limits, server.pid)
             print(load())
         print("  target: 8 processes >= 6x 1 process")
 

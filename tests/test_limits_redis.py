@@ -151,6 +151,38 @@ def test_each_decision_is_one_script_call_and_a_flushed_script_is_loaded_again(
     assert (stats.successes, stats.failures, stats.refusals, stats.fallbacks) == (2, 1, 1, 0)
 
 
+def test_a_repeated_decision_is_sent_again_only_with_the_same_takes_and_permit(
+    redis_server: RedisServer,
+) -> None:
+    # On the server's clock the store sends a repeated admission or success as it sent the
+    # last one; a decision with other takes or another permit must still say so.
+    lim = RateLimiter(
+        "shop", max_requests=4, window_seconds=60, max_wait_seconds=0, recovery_step=1.0,
+        successes_per_step=1, store=RedisStore(redis_server.client(), prefix=unique_prefix()),
+    )  # fmt: skip
+    lim.acquire()
+    lim.acquire(2)
+    assert refusal(lambda: lim.acquire(2)).reason == "wait"  # 3 of 4 taken: 2 sent as 2
+    lim.record_failure(OUTAGE)
+    lim.record_success(7)  # a permit of no circuit's epoch: no recovery
+    assert lim.stats().throttle_level == 1.0
+    lim.record_success(None)  # current: one step off
+    assert lim.stats().throttle_level == 0.0
+
+
+def test_on_the_stores_clock_every_decision_carries_its_own_time(redis_server: RedisServer) -> None:
+    clock = FakeClock()
+    lim = RateLimiter(
+        "shop", max_requests=1, window_seconds=10, max_throttle=0.0, max_wait_seconds=0,
+        store=on(redis_server, unique_prefix(), clock),
+    )  # fmt: skip
+    lim.record_success(lim.acquire())
+    assert refusal(lim.acquire).reason == "wait"
+    clock.advance(11.0)  # the first take has left the window, if the time sent moved on
+    lim.record_success(lim.acquire())
+    assert lim.stats().successes == 2
+
+
 def test_a_client_that_decodes_responses_serves_as_well(redis_server: RedisServer) -> None:
     clock = FakeClock()
     store = RedisStore(
