@@ -45,7 +45,7 @@ local failure_step, max_throttle, recovery_step, successes_per_step, quiet_secon
 local now
 if ARGV[5] == '' then
   local t = redis.call('TIME')
-  now = tonumber(t[1]) + tonumber(t[2]) / 1e6
+  now = t[1] + t[2] / 1e6  -- numbers from their text: Lua's arithmetic reads them
 else
   now = tonumber(ARGV[5])
 end
@@ -61,14 +61,14 @@ local windowed = op == 'reserve' or op == 'unreserve'
 local index, takes, fields  -- the budgets taken from, their units, the fields read (windowed)
 local nb = 0
 if windowed then
-  index, takes, fields = {}, {}, {'s'}
   -- the decision's units per budget (ARGV[6] or ARGV[7], comma-separated): a budget that
   -- takes nothing is not read
   local units = op == 'reserve' and ARGV[6] or ARGV[7]
-  if not string.find(units, ',', 1, true) then  -- one budget, the common case: no pattern
-    units = tonumber(units)
-    if units > 0 then index[1], takes[1], fields[2], nb = 1, units, 'b:' .. ARGV[4], 1 end
+  if #ARGV[3] == 16 and units + 0 > 0 then  -- one budget (two doubles), the common case:
+    -- no pattern, and each table built whole (a table that grows is built again)
+    index, takes, fields, nb = {1}, {units + 0}, {'s', 'b:' .. ARGV[4]}, 1
   else
+    index, takes, fields = {}, {}, {'s'}
     local i, all = 0, {}
     for name in string.gmatch(ARGV[4], '[^,]+') do
       i = i + 1
@@ -139,18 +139,17 @@ if windowed then
   wins = {}
   writes, dead = {}, {}
 
-  local function open_window(i, raw)
-    local w = {field = fields[i + 1], total = 0, first = 0, past = 0, old = '', at = 1,
-               new = '', changed = false}
+  for i = 1, nb do  -- each window opened
+    local w, raw = {field = fields[i + 1], total = 0, first = 0, past = 0, old = '', at = 1,
+                    new = '', changed = false}, stored[i + 1]
     if raw then
       local length
       w.total, w.first, w.past, length = struct.unpack('<dddd', raw)
       w.old = string.sub(raw, HEAD + 1, HEAD + length)
       w.new = string.sub(raw, HEAD + length + 1)
     end
-    return w
+    wins[i] = w
   end
-  for i = 1, nb do wins[i] = open_window(i, stored[i + 1]) end
 
   local function chunk(w, n) return w.field .. ':' .. string.format('%d', n) end
   local function take_at(s, pos) return struct.unpack('<dd', s, pos) end
@@ -168,16 +167,6 @@ if windowed then
       else
         return
       end
-    end
-  end
-
-  -- The newest takes ran out: the last sealed chunk's take their place.
-  local function unseal(w)
-    while w.new == '' and w.first < w.past do
-      w.past = w.past - 1
-      local name = chunk(w, w.past)
-      w.new, w.changed = redis.call('HGET', key, name) or '', true
-      dead[#dead + 1] = name
     end
   end
 
@@ -207,7 +196,8 @@ if windowed then
           break
         end
       end
-      local start = math.max(now, last_start(w))
+      local start = last_start(w)
+      if now > start then start = now end
       local newer = w.total
       if newer + units <= capacity then return start end  -- room: nothing to walk
       -- The walk from the oldest take, through the sealed chunks (each read when reached)
@@ -225,7 +215,7 @@ if windowed then
           end
         else
           local begun, taken = take_at(part, pos)
-          start = math.max(start, begun + window)
+          if begun + window > start then start = begun + window end
           newer, pos = newer - taken, pos + TAKE
         end
       end
@@ -301,10 +291,11 @@ if windowed then
       local paced = now
       for k = 1, nb do
         local capacity, span = struct.unpack('<dd', budgets, 16 * index[k] - 15)
-        paced = math.max(paced, earliest(wins[k], takes[k], span * factor, span * widest,
-                                         capacity))
+        local at = earliest(wins[k], takes[k], span * factor, span * widest, capacity)
+        if at > paced then paced = at end
       end
-      local start = math.max(paced, blocked_until)
+      local start = paced
+      if blocked_until > start then start = blocked_until end
       local wait = start - now
       if wait > max_wait then
         if permit < 0 then probe = NONE end
@@ -322,6 +313,16 @@ if windowed then
     end
   else  -- unreserve (Rules.unreserve): start, then takes
     local start = tonumber(ARGV[6])
+    -- The newest takes ran out: the last sealed chunk's take their place.
+    local function unseal(w)
+      while w.new == '' and w.first < w.past do
+        w.past = w.past - 1
+        local name = chunk(w, w.past)
+        w.new, w.changed = redis.call('HGET', key, name) or '', true
+        dead[#dead + 1] = name
+      end
+    end
+
     -- SlidingWindow.remove: the take that starts within a microsecond of ``start`` and holds
     -- the units, searched from the newest; takes are in the order of their starts, so the
     -- search stops at the first that started earlier.
@@ -379,7 +380,7 @@ elseif op == 'read' then
   return reply
 else
   -- --- the outcomes (Rules.succeed, fail, release; Circuit) -----------------------------
-  local permit = ARGV[6] ~= '' and tonumber(ARGV[6]) or nil
+  local permit = ARGV[6] ~= '' and ARGV[6] + 0 or nil
   if op == 'succeed' then
     successes = successes + 1
     local current = true
@@ -462,7 +463,9 @@ end
 
 -- Rules.keep_for: kept well past the longest span any rule looks back or ahead. The expiry
 -- is moved on only once less than half of that is left: one command less per decision.
-local keep = 2 * math.max(longest, blocked_until - now)
+local keep = blocked_until - now
+if longest > keep then keep = longest end
+keep = 2 * keep
 local extend = expires < now + keep / 2
 if extend then expires = now + keep end
 local state = struct.pack(STATE, circuit, epoch, cooldown, opened_at, probe, probe_started,
