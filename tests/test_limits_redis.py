@@ -173,14 +173,19 @@ def test_a_repeated_decision_is_sent_again_only_with_the_same_takes_and_permit(
 def test_on_the_stores_clock_every_decision_carries_its_own_time(redis_server: RedisServer) -> None:
     clock = FakeClock()
     lim = RateLimiter(
-        "shop", max_requests=1, window_seconds=10, max_throttle=0.0, max_wait_seconds=0,
+        "shop", max_requests=1, window_seconds=10, max_wait_seconds=0, quiet_seconds=60,
         store=on(redis_server, unique_prefix(), clock),
     )  # fmt: skip
     lim.record_success(lim.acquire())
     assert refusal(lim.acquire).reason == "wait"
     clock.advance(11.0)  # the first take has left the window, if the time sent moved on
     lim.record_success(lim.acquire())
-    assert lim.stats().successes == 2
+    lim.record_failure(OUTAGE)
+    lim.record_success()
+    assert lim.stats().throttle_level == 1.0
+    clock.advance(60.0)  # quiet since the failure, if the time sent moved on
+    lim.record_success()
+    assert lim.stats().throttle_level == 0.0
 
 
 def test_a_client_that_decodes_responses_serves_as_well(redis_server: RedisServer) -> None:

@@ -13,7 +13,7 @@ settings) are encoded once per limiter, and an admission or a success that repea
 (its takes, its permit, on the server's clock) is sent as that one was; the state is
 fixed-size binary; a reply is one short string or a number on the paths every call takes (an
 admission, an outcome). What this module does around a round trip counts for more than its
-own time: measured, each microsecond of it added two to three to a decision's wall time.
+own time (see bench/README.md).
 
 Why the rules run in Lua as well as in Python: a decision made in Python needs the state
 brought over, changed and sent back, with a compare-and-set around it, which costs a round
@@ -372,9 +372,9 @@ class SharedState:
         self._texts: dict[tuple[int, ...], str] = {}  # takes as the script reads them
         # The last admission's and the last success's frames, by their takes and permit: on
         # the server's clock, the calls of a limiter repeat them (its takes, the circuit's
-        # epoch), and building one costs a fifth of the store's own share of a decision.
+        # epoch). An empty tuple is the key of no frame: no takes or permit equal it.
         self._last_admission: tuple[object, bytes] = ((), b"")
-        self._last_success: tuple[object, bytes] = (0.5, b"")  # 0.5 is never a permit
+        self._last_success: tuple[object, bytes] = ((), b"")
         self._lock = threading.Lock()  # the outage bookkeeping is shared by the threads
         self._kept_until = -math.inf  # local time until which the state must still exist
         self._down_until = -math.inf
@@ -400,8 +400,7 @@ class SharedState:
 
     def _keyed_frame(self, key: object, op: str, *args: str) -> tuple[object, bytes]:
         """A decision's frame, and the key under which a repeated decision may send it again:
-        none (an empty tuple, which no takes or permit equal) when the store's clock puts the
-        time in every frame."""
+        the key of no frame when the store's clock puts the time in every frame."""
         return (key if self.store.clock is None else ()), self._frame(op, *args)
 
     def _units(self, takes: tuple[int, ...]) -> str:
@@ -417,7 +416,8 @@ class SharedState:
     def _answered(self, code: int, read: bool = False) -> None:
         """Bookkeeping of every reply (its kept code, see ``_step.lua``): a state that
         vanished early, and how long it is kept. Without the lock unless Redis was down: each
-        write is one attribute, and a race between two replies can only repeat a warning."""
+        write is one attribute, and a race between two replies can only repeat or miss a
+        warning."""
         if self._down:
             with self._lock:
                 self._rejoined()

@@ -64,9 +64,10 @@ if windowed then
   -- the decision's units per budget (ARGV[6] or ARGV[7], comma-separated): a budget that
   -- takes nothing is not read
   local units = op == 'reserve' and ARGV[6] or ARGV[7]
-  if #ARGV[3] == 16 and units + 0 > 0 then  -- one budget (two doubles), the common case:
-    -- no pattern, and each table built whole (a table that grows is built again)
-    index, takes, fields, nb = {1}, {units + 0}, {'s', 'b:' .. ARGV[4]}, 1
+  if #ARGV[3] == 16 then  -- one budget (two doubles), the common case: no pattern, and
+    -- each table built whole (a table that grows is built again)
+    units = units + 0
+    if units > 0 then index, takes, fields, nb = {1}, {units}, {'s', 'b:' .. ARGV[4]}, 1 end
   else
     index, takes, fields = {}, {}, {'s'}
     local i, all = 0, {}
@@ -114,12 +115,15 @@ local dead = nil  -- fields to delete: sealed chunks whose takes moved to the he
 local admitted, admitted_wait, admitted_start = nil, 0, 0  -- an admission's permit, wait, start
 local reply = nil  -- any other answer but the code
 
-local function quote_failure(reply, at)  -- the last failure, UpstreamFailure's fields, at at
-  local packed = redis.call('HGET', key, 'f')
-  if packed then
-    local failure = cmsgpack.unpack(packed)
-    reply[at], reply[at + 1], reply[at + 2] = failure[1], failure[2], failure[3]
-    reply[at + 3] = failure[4] and string.format('%.17g', failure[4])
+local quote_failure = nil  -- made only for an admission (which may be refused) or a reading
+if op == 'reserve' or op == 'read' then
+  quote_failure = function(reply, at)  -- the last failure, UpstreamFailure's fields, at at
+    local packed = redis.call('HGET', key, 'f')
+    if packed then
+      local failure = cmsgpack.unpack(packed)
+      reply[at], reply[at + 1], reply[at + 2] = failure[1], failure[2], failure[3]
+      reply[at + 3] = failure[4] and string.format('%.17g', failure[4])
+    end
   end
 end
 
@@ -380,7 +384,7 @@ elseif op == 'read' then
   return reply
 else
   -- --- the outcomes (Rules.succeed, fail, release; Circuit) -----------------------------
-  local permit = ARGV[6] ~= '' and ARGV[6] + 0 or nil
+  local permit = ARGV[6] ~= '' and tonumber(ARGV[6]) or nil
   if op == 'succeed' then
     successes = successes + 1
     local current = true
