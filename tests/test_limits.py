@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from _forking import child_forked_while_held
 from _redis_server import unique_prefix
 from syrupy.assertion import SnapshotAssertion
 
@@ -49,6 +50,7 @@ ONE_STORE = {
     "test_refusal_text_for_a_take_no_budget_can_hold",
     "test_a_too_large_refusal_pickles_with_its_budget",
     "test_a_cost_must_be_callable",
+    "test_a_child_forked_while_another_thread_held_a_lock_is_not_stuck_on_it",
 }
 
 
@@ -686,6 +688,29 @@ def test_the_lock_is_not_held_across_the_call_tasks() -> None:
         return await asyncio.gather(*(nucleo.arun_tool(slow_call) for _ in range(4)))
 
     assert [r.text for r in asyncio.run(main())] == ["done"] * 4
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+@pytest.mark.parametrize(
+    ("lock", "child"),
+    [
+        # A limiter's own, held by each of its decisions.
+        ("lim._local.lock", "lim.record_success(lim.acquire())"),
+        # The registry of live limiters, which each new limiter joins.
+        ("_limiter._LIVE_LOCK", "nucleo.RateLimiter('new', max_requests=1, window_seconds=1)"),
+    ],
+    ids=["a limiter's", "the registry's"],
+)
+def test_a_child_forked_while_another_thread_held_a_lock_is_not_stuck_on_it(
+    lock: str, child: str
+) -> None:
+    setup = """
+        import pytest_nucleo as nucleo
+        from pytest_nucleo.limits import _limiter
+        lim = nucleo.RateLimiter('shop', max_requests=100, window_seconds=60)
+        lim.record_success(lim.acquire())
+    """
+    assert child_forked_while_held(setup, lock, child) == 0
 
 
 def test_three_threads_of_500_failures_count_exactly_1500() -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _forking import child_forked_while_held
 from _redis_server import RedisServer, unique_prefix
 from syrupy.assertion import SnapshotAssertion
 
@@ -474,41 +475,43 @@ def test_a_forked_child_opens_its_own_connections(redis_server: RedisServer) -> 
     assert result.stdout.split() == ["0", "3", "0"]
 
 
-def test_a_child_forked_while_another_thread_held_the_stores_lock_is_not_stuck_on_it(
-    redis_server: RedisServer,
+@pytest.mark.parametrize(
+    ("lock", "child"),
+    [
+        # The lock that finds a client's kept connections: a store built in the child takes it.
+        (
+            "_redis._kept_lock",
+            """
+            lim = nucleo.RateLimiter('new', max_requests=100, window_seconds=60,
+                                     store=nucleo.RedisStore(client, prefix=prefix))
+            lim.record_success(lim.acquire())
+            """,
+        ),
+        # A shared limiter's own: its outage bookkeeping, and forgetting it.
+        (
+            "shared._keeper._lock",
+            """
+            shared.reset()
+            shared.record_success(shared.acquire())
+            """,
+        ),
+    ],
+    ids=["store", "limiter"],
+)
+def test_a_child_forked_while_another_thread_held_a_lock_is_not_stuck_on_it(
+    redis_server: RedisServer, lock: str, child: str
 ) -> None:
-    # The lock that finds a client's kept connections is held for an instant; a fork in that
-    # instant must not leave the child waiting forever on a lock no thread of its own holds.
-    code = (
-        "import os, signal, threading\n"
-        "import redis\n"
-        "import pytest_nucleo as nucleo\n"
-        "from pytest_nucleo.limits import _redis\n"
-        f"client = redis.Redis(host='127.0.0.1', port={redis_server.port}, socket_timeout=2.0)\n"
-        "held, done = threading.Event(), threading.Event()\n"
-        "def hold():\n"
-        "    with _redis._kept_lock:\n"
-        "        held.set()\n"
-        "        done.wait()\n"
-        "holder = threading.Thread(target=hold)\n"
-        "holder.start()\n"
-        "held.wait()\n"
-        "child = os.fork()\n"
-        "if child == 0:\n"
-        "    signal.alarm(20)  # stuck: killed, and the test sees it\n"
-        f"    store = nucleo.RedisStore(client, prefix={unique_prefix()!r})\n"
-        "    lim = nucleo.RateLimiter('shop', max_requests=100, window_seconds=60, store=store)\n"
-        "    lim.record_success(lim.acquire())\n"
-        "    os._exit(0 if lim.stats().successes == 1 else 3)\n"
-        "done.set()\n"
-        "holder.join()\n"
-        "_, status = os.waitpid(child, 0)\n"
-        "print(os.waitstatus_to_exitcode(status))\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    )
-    assert result.stdout.split() == ["0"]
+    setup = f"""
+        import redis
+        import pytest_nucleo as nucleo
+        from pytest_nucleo.limits import _redis
+        client = redis.Redis(host='127.0.0.1', port={redis_server.port}, socket_timeout=2.0)
+        prefix = {unique_prefix()!r}
+        shared = nucleo.RateLimiter('shared', max_requests=100, window_seconds=60,
+                                    store=nucleo.RedisStore(client, prefix=prefix))
+        shared.record_success(shared.acquire())
+    """
+    assert child_forked_while_held(setup, lock, child) == 0
 
 
 # --- a script error is a bug, not an outage ----------------------------------------------------

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import threading
 import weakref
 from collections.abc import Iterable, Mapping
@@ -51,6 +52,21 @@ def live_limiters() -> list[RateLimiter]:
     """The RateLimiter instances alive now."""
     with _LIVE_LOCK:
         return list(_LIVE)
+
+
+def _locks_anew_in_child() -> None:
+    """In a forked child only the thread that forked lives on: a lock another thread held at
+    the fork (for the microseconds of a decision) would be held forever, and every call through
+    that limiter would wait on it. So each limiter's lock is made anew; a decision the other
+    thread was making is lost with that thread."""
+    global _LIVE_LOCK
+    _LIVE_LOCK = threading.Lock()
+    for limiter in list(_LIVE):
+        limiter._local.lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
+    os.register_at_fork(after_in_child=_locks_anew_in_child)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -81,15 +81,20 @@ class _Kept:
 
 _kept_by_client: weakref.WeakKeyDictionary[Any, _Kept] = weakref.WeakKeyDictionary()
 _kept_lock = threading.Lock()
+_keepers: weakref.WeakSet[SharedState] = weakref.WeakSet()  # for a forked child (below)
 
 
 def _forget_kept_in_child() -> None:
     """In a forked child, the parent's sockets are not the child's own: it keeps its own.
-    Done once at the fork, not checked on every decision (a system call each)."""
+    Done once at the fork, not checked on every decision (a system call each). The locks are
+    made anew: another thread may have held one at the fork, and no thread of the child ever
+    releases it."""
     global _kept_lock
-    _kept_lock = threading.Lock()  # another thread may have held it at the fork
+    _kept_lock = threading.Lock()
     for kept in list(_kept_by_client.values()):
         kept.idle = []
+    for keeper in list(_keepers):
+        keeper._lock = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
@@ -376,6 +381,8 @@ class SharedState:
         self._last_admission: tuple[object, bytes] = ((), b"")
         self._last_success: tuple[object, bytes] = ((), b"")
         self._lock = threading.Lock()  # the outage bookkeeping is shared by the threads
+        with _kept_lock:
+            _keepers.add(self)
         self._kept_until = -math.inf  # local time until which the state must still exist
         self._down_until = -math.inf
         self._down = False
