@@ -20,6 +20,7 @@ import asyncio
 import heapq
 import itertools
 import math
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -73,6 +74,14 @@ class _Testing:
     enabled = False
     offset = 0.0  # seconds the SystemClock skipped while testing; never decreases
     lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # held over a fork, so a forked child finds it free
+    os.register_at_fork(
+        before=lambda: _Testing.lock.acquire(),
+        after_in_parent=lambda: _Testing.lock.release(),
+        after_in_child=lambda: _Testing.lock.release(),
+    )
 
 
 def set_testing(enabled: bool) -> None:

@@ -1,7 +1,9 @@
 """A child process forked while another thread holds a lock: how fork safety is tested.
 
 The code runs in a fresh interpreter, so the fork happens with exactly the threads the test
-starts. The child is killed by an alarm if it waits on the lock, and its exit code says so.
+starts. The lock is replaced by one that says when a thread waits on it: the thread holding
+it lets it go once the fork waits on it (the package holds its locks over a fork), or after
+10 s. A child stuck on the lock is killed by an alarm, and its exit code says so.
 """
 
 from __future__ import annotations
@@ -10,20 +12,44 @@ import subprocess
 import sys
 import textwrap
 
+WATCHED = '''
+class Watched:
+    """A lock that says when a thread waits on it."""
 
-def child_forked_while_held(setup: str, lock: str, child: str) -> int:
-    """The exit code of a child forked while a thread of the parent holds ``lock`` (an
-    expression, evaluated after ``setup``) and runs ``child`` (which ends the child with its
-    own ``os._exit`` code); -14 (SIGALRM) when the child was still waiting after 20 s."""
+    def __init__(self):
+        self.inner, self.waited = threading.Lock(), threading.Event()
+
+    def acquire(self, blocking=True, timeout=-1):
+        if self.inner.acquire(False):
+            return True
+        self.waited.set()
+        return self.inner.acquire(blocking, timeout)
+
+    def release(self):
+        self.inner.release()
+
+    __enter__ = acquire
+
+    def __exit__(self, *exc):
+        self.release()
+'''
+
+
+def child_forked_while_held(setup: str, lock: str, child: str) -> None:
+    """Fork while a thread of the parent holds ``lock`` (an assignable expression, replaced
+    after ``setup`` by a watched lock), then run ``child`` in the child, which must exit 0:
+    -14 (SIGALRM) is a child still waiting on the lock after 20 s."""
     code = "\n".join(
         [
             "import os, signal, threading",
+            WATCHED,
             textwrap.dedent(setup),
-            "held, done = threading.Event(), threading.Event()",
+            f"{lock} = watched = Watched()",
+            "held = threading.Event()",
             "def hold():",
-            f"    with {lock}:",
+            "    with watched.inner:",
             "        held.set()",
-            "        done.wait()",
+            "        watched.waited.wait(10)",
             "holder = threading.Thread(target=hold)",
             "holder.start()",
             "held.wait()",
@@ -32,7 +58,6 @@ def child_forked_while_held(setup: str, lock: str, child: str) -> int:
             "    signal.alarm(20)",
             textwrap.indent(textwrap.dedent(child), "    "),
             "    os._exit(0)",
-            "done.set()",
             "holder.join()",
             "_, status = os.waitpid(child, 0)",
             "print(os.waitstatus_to_exitcode(status))",
@@ -40,4 +65,7 @@ def child_forked_while_held(setup: str, lock: str, child: str) -> int:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-2000:]
-    return int(result.stdout)
+    exit_code = int(result.stdout)
+    assert exit_code == 0, (
+        f"the child exited with {exit_code} (-14: stuck on the lock)\n{result.stderr[-2000:]}"
+    )

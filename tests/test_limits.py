@@ -695,22 +695,37 @@ def test_the_lock_is_not_held_across_the_call_tasks() -> None:
     ("lock", "child"),
     [
         # A limiter's own, held by each of its decisions.
-        ("lim._local.lock", "lim.record_success(lim.acquire())"),
+        (
+            "lim._local.lock",
+            """
+            lim.record_success(lim.acquire())
+            os._exit(0 if lim.stats().successes == 2 else 3)
+            """,
+        ),
         # The registry of live limiters, which each new limiter joins.
         ("_limiter._LIVE_LOCK", "nucleo.RateLimiter('new', max_requests=1, window_seconds=1)"),
+        # The testing switch's, taken by a wait the system clock skips.
+        (
+            "_clock._Testing.lock",
+            """
+            nucleo.set_testing(True)
+            nucleo.SystemClock().sleep(5.0)
+            """,
+        ),
     ],
-    ids=["a limiter's", "the registry's"],
+    ids=["limiter", "registry", "testing"],
 )
 def test_a_child_forked_while_another_thread_held_a_lock_is_not_stuck_on_it(
     lock: str, child: str
 ) -> None:
     setup = """
         import pytest_nucleo as nucleo
+        from pytest_nucleo import _clock
         from pytest_nucleo.limits import _limiter
         lim = nucleo.RateLimiter('shop', max_requests=100, window_seconds=60)
         lim.record_success(lim.acquire())
     """
-    assert child_forked_while_held(setup, lock, child) == 0
+    child_forked_while_held(setup, lock, child)
 
 
 def test_three_threads_of_500_failures_count_exactly_1500() -> None:

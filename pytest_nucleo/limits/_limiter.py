@@ -54,19 +54,35 @@ def live_limiters() -> list[RateLimiter]:
         return list(_LIVE)
 
 
-def _locks_anew_in_child() -> None:
-    """In a forked child only the thread that forked lives on: a lock another thread held at
-    the fork (for the microseconds of a decision) would be held forever, and every call through
-    that limiter would wait on it. So each limiter's lock is made anew; a decision the other
-    thread was making is lost with that thread."""
-    global _LIVE_LOCK
-    _LIVE_LOCK = threading.Lock()
-    for limiter in list(_LIVE):
-        limiter._local.lock = threading.Lock()
+_HELD_FOR_FORK: list[threading.Lock] = []
+
+
+def _hold_for_fork() -> None:
+    """Before a fork: the registry's lock and every limiter's, held by the thread that forks.
+    The child has only that thread: a decision another thread was making must not be half-made
+    in its copy of the state, nor its lock held by a thread the child does not have. Each lock
+    is held for the microseconds of a decision at most, and never while another is taken."""
+    _LIVE_LOCK.acquire()
+    locks = [limiter._local.lock for limiter in _LIVE]
+    for lock in locks:
+        lock.acquire()
+    _HELD_FOR_FORK[:] = locks
+
+
+def _release_after_fork() -> None:
+    """After a fork, in the parent and in the child alike: what :func:`_hold_for_fork` held."""
+    for lock in _HELD_FOR_FORK:
+        lock.release()
+    _HELD_FOR_FORK.clear()
+    _LIVE_LOCK.release()
 
 
 if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
-    os.register_at_fork(after_in_child=_locks_anew_in_child)
+    os.register_at_fork(
+        before=_hold_for_fork,
+        after_in_parent=_release_after_fork,
+        after_in_child=_release_after_fork,
+    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

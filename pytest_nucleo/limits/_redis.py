@@ -81,24 +81,42 @@ class _Kept:
 
 _kept_by_client: weakref.WeakKeyDictionary[Any, _Kept] = weakref.WeakKeyDictionary()
 _kept_lock = threading.Lock()
-_keepers: weakref.WeakSet[SharedState] = weakref.WeakSet()  # for a forked child (below)
+_keepers: weakref.WeakSet[SharedState] = weakref.WeakSet()  # for a fork (below)
+_held_for_fork: list[threading.Lock] = []
+
+
+def _hold_for_fork() -> None:
+    """Before a fork: the store's lock and every shared limiter's, held by the thread that
+    forks, so none is held in the child by a thread the child does not have (as the
+    in-process limiters' locks, see ``_limiter``)."""
+    _kept_lock.acquire()
+    locks = [keeper._lock for keeper in _keepers]
+    for lock in locks:
+        lock.acquire()
+    _held_for_fork[:] = locks
+
+
+def _release_after_fork() -> None:
+    for lock in _held_for_fork:
+        lock.release()
+    _held_for_fork.clear()
+    _kept_lock.release()
 
 
 def _forget_kept_in_child() -> None:
     """In a forked child, the parent's sockets are not the child's own: it keeps its own.
-    Done once at the fork, not checked on every decision (a system call each). The locks are
-    made anew: another thread may have held one at the fork, and no thread of the child ever
-    releases it."""
-    global _kept_lock
-    _kept_lock = threading.Lock()
+    Done once at the fork, not checked on every decision (a system call each)."""
+    _release_after_fork()
     for kept in list(_kept_by_client.values()):
         kept.idle = []
-    for keeper in list(_keepers):
-        keeper._lock = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
-    os.register_at_fork(after_in_child=_forget_kept_in_child)
+    os.register_at_fork(
+        before=_hold_for_fork,
+        after_in_parent=_release_after_fork,
+        after_in_child=_forget_kept_in_child,
+    )
 
 
 def _kept_connections(client: Any) -> _Kept:
