@@ -20,11 +20,12 @@ import asyncio
 import heapq
 import itertools
 import math
-import os
 import threading
 import time
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
+
+from pytest_nucleo._forks import hold_over_forks
 
 __all__ = ["Clock", "FakeClock", "SystemClock", "TimerHandle", "is_testing", "set_testing"]
 
@@ -76,12 +77,7 @@ class _Testing:
     lock = threading.Lock()
 
 
-if hasattr(os, "register_at_fork"):  # held over a fork, so a forked child finds it free
-    os.register_at_fork(
-        before=lambda: _Testing.lock.acquire(),
-        after_in_parent=lambda: _Testing.lock.release(),
-        after_in_child=lambda: _Testing.lock.release(),
-    )
+hold_over_forks(lambda: _Testing.lock)
 
 
 def set_testing(enabled: bool) -> None:

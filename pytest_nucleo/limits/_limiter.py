@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import threading
 import weakref
 from collections.abc import Iterable, Mapping
@@ -24,6 +23,7 @@ from typing import Any, Final, NewType, TypeGuard, cast
 
 from pytest_nucleo._clock import SYSTEM_CLOCK, Clock
 from pytest_nucleo._exceptions import check_seconds
+from pytest_nucleo._forks import hold_over_forks
 
 from ._circuit import State
 from ._failure import UpstreamFailure
@@ -52,37 +52,6 @@ def live_limiters() -> list[RateLimiter]:
     """The RateLimiter instances alive now."""
     with _LIVE_LOCK:
         return list(_LIVE)
-
-
-_HELD_FOR_FORK: list[threading.Lock] = []
-
-
-def _hold_for_fork() -> None:
-    """Before a fork: the registry's lock and every limiter's, held by the thread that forks.
-    The child has only that thread: a decision another thread was making must not be half-made
-    in its copy of the state, nor its lock held by a thread the child does not have. Each lock
-    is held for the microseconds of a decision at most, and never while another is taken."""
-    _LIVE_LOCK.acquire()
-    locks = [limiter._local.lock for limiter in _LIVE]
-    for lock in locks:
-        lock.acquire()
-    _HELD_FOR_FORK[:] = locks
-
-
-def _release_after_fork() -> None:
-    """After a fork, in the parent and in the child alike: what :func:`_hold_for_fork` held."""
-    for lock in _HELD_FOR_FORK:
-        lock.release()
-    _HELD_FOR_FORK.clear()
-    _LIVE_LOCK.release()
-
-
-if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
-    os.register_at_fork(
-        before=_hold_for_fork,
-        after_in_parent=_release_after_fork,
-        after_in_child=_release_after_fork,
-    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -510,3 +479,8 @@ def _check_budgets(name: str, budgets: Iterable[Budget]) -> tuple[Budget, ...]:
             )
         seen.add(budget.name)
     return checked
+
+
+# A fork waits for the decisions in flight: the child's copy of each limiter is whole and its
+# lock free (see _forks).
+hold_over_forks(lambda: _LIVE_LOCK, lambda: (limiter._local.lock for limiter in _LIVE))

@@ -32,7 +32,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-import os
 import select
 import socket
 import struct
@@ -43,6 +42,7 @@ from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
 
 from pytest_nucleo._clock import Clock
+from pytest_nucleo._forks import hold_over_forks
 from pytest_nucleo._retry_after import RETRY_AFTER_CAP
 from pytest_nucleo._text import one_line, seconds
 
@@ -82,41 +82,13 @@ class _Kept:
 _kept_by_client: weakref.WeakKeyDictionary[Any, _Kept] = weakref.WeakKeyDictionary()
 _kept_lock = threading.Lock()
 _keepers: weakref.WeakSet[SharedState] = weakref.WeakSet()  # for a fork (below)
-_held_for_fork: list[threading.Lock] = []
-
-
-def _hold_for_fork() -> None:
-    """Before a fork: the store's lock and every shared limiter's, held by the thread that
-    forks, so none is held in the child by a thread the child does not have (as the
-    in-process limiters' locks, see ``_limiter``)."""
-    _kept_lock.acquire()
-    locks = [keeper._lock for keeper in _keepers]
-    for lock in locks:
-        lock.acquire()
-    _held_for_fork[:] = locks
-
-
-def _release_after_fork() -> None:
-    for lock in _held_for_fork:
-        lock.release()
-    _held_for_fork.clear()
-    _kept_lock.release()
 
 
 def _forget_kept_in_child() -> None:
     """In a forked child, the parent's sockets are not the child's own: it keeps its own.
     Done once at the fork, not checked on every decision (a system call each)."""
-    _release_after_fork()
     for kept in list(_kept_by_client.values()):
         kept.idle = []
-
-
-if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
-    os.register_at_fork(
-        before=_hold_for_fork,
-        after_in_parent=_release_after_fork,
-        after_in_child=_forget_kept_in_child,
-    )
 
 
 def _kept_connections(client: Any) -> _Kept:
@@ -687,3 +659,10 @@ class SharedState:
                 self.rules.s.name,
                 self.key,
             )
+
+
+# A fork waits for the store's lock and each shared limiter's, which the child then finds free
+# (see _forks), and the child keeps connections of its own.
+hold_over_forks(
+    lambda: _kept_lock, lambda: (keeper._lock for keeper in _keepers), _forget_kept_in_child
+)
