@@ -13,10 +13,12 @@ connection of the same redis-py client, which is how the store sends its decisio
 connections instead of taking one from the pool per call), measured in the same run,
 interleaved: the target is a median ratio <= 1.5x each. Beside it, a ``PING`` through the
 client (``client.ping()``, which takes a connection from the pool and gives it back each
-time), a call of a script that does nothing with an admission's arguments (the least any
-decision made by a script costs), and a hit on ``limits``' Redis moving window (a Lua script
-too, with no circuit, throttle or hold). The server's own CPU time per operation (read from
-/proc) says how much of a decision is the script.
+time), two scripts sent with an admission's arguments, one that does nothing (the least any
+decision made by a script costs) and one that only reads the server's clock and the state and
+writes it back (an admission's floor, before any rule), and a hit on ``limits``' Redis moving
+window (a Lua script too, with no circuit, throttle or hold). The server's own CPU time per
+operation (read from /proc) says how much of a decision is the script; a last line gives the
+limiter's and the store's own Python per decision, each reply given at once.
 
 Window size. A shared admission on a window of 10 against one on a window of 10,000, both
 nearly full (each admission forgets the oldest take and adds one): the target is about 1x,
@@ -28,7 +30,8 @@ same work in 1 process; the target is >= 6x. Processes start, connect and load t
 before the clock starts (a barrier), and the slowest process's time counts. Measured twice:
 
 * plain loopback: client processes, the server and this benchmark share this machine's
-  cores, so the fleet is bound by CPU, not by the round trip;
+  cores, so the fleet is bound by CPU, not by the round trip (each row says how many
+  decisions a second the cores can pay for at the CPU time one decision takes);
 * a modelled network: the same runs on clients whose connections hold every request and every
   reply for half of ``--rtt-ms`` (``time.sleep``: waiting costs no CPU, and the delay is
   precise to a fraction of a millisecond), so each round trip takes the RTT more. This models
@@ -39,11 +42,10 @@ before the clock starts (a barrier), and the slowest process's time counts. Meas
   forwarding, on a shared core, made a 2 ms round trip take 6 to 13 ms.)
 
 ``--instructions`` counts instead the server's CPU instructions per decision (redis-server run
-under valgrind's callgrind, counting only while the operations run): a PING, an empty script
-called by ``EVALSHA`` with an admission's arguments (the least any decision by script costs),
-a shared admission and a recorded success. Instructions do not drift with the machine's load,
-so they show what a change to the script saves; they are not the target's measure, which is
-the round trip's wall time (a PING's is mostly the kernel's work, which callgrind does not
+under valgrind's callgrind, counting only while the operations run): a PING, the two scripts
+above, a shared admission and a recorded success. Instructions do not drift with the machine's
+load, so they show what a change to the script saves; they are not the target's measure, which
+is the round trip's wall time (a PING's is mostly the kernel's work, which callgrind does not
 count).
 
 Medians of several repeats; the machine is shared and noisy, so read the ratios, and the load
@@ -179,7 +181,7 @@ def script_call(plain: redis.Redis, kept: Any, source: str) -> Callable[[], obje
 
 
 def decision_operations(port: int) -> dict[str, Callable[[], object]]:
-    """A PING on a kept connection, the empty script on it, a shared admission and a recorded
+    """A PING on a kept connection, the two scripts on it, a shared admission and a recorded
     success: what a decision is measured by, in time or in instructions."""
     plain = client(port)
     kept: Any = plain.connection_pool.get_connection()
