@@ -170,7 +170,7 @@ def script_call(plain: redis.Redis, kept: Any, source: str) -> Callable[[], obje
     the same sizes, as the store sends for an admission, packed once as the store packs its
     decisions."""
     sha = plain.script_load(source)
-    arguments = ("reserve", b"\0" * 104, b"\0" * 16, "bench", "", "1")
+    arguments = ("reserve", b"\0" * 104, b"\0" * 16, "b:bench", "", "1")
     frame = kept.pack_command("EVALSHA", sha, 1, f"bench-{sha[:8]}", *arguments)
 
     def call() -> object:

@@ -2,14 +2,17 @@
 
 A window on Redis keeps its oldest and newest takes in one field and the takes between them
 in sealed chunks of a few takes each (see ``_step.lua``), so a decision reads and writes only
-short fields whatever the window holds. These tests drive windows of many takes (waiters
-queued far ahead, takes given back from the middle, a throttle widening the window) against
-the in-process store, call by call, and look at the fields themselves. Against a real
-redis-server on a loopback port, on fake clocks.
+short fields whatever the window holds; an admission of one budget, the common case, is made
+on the head field's bytes alone. These tests drive windows of many takes (waiters queued far
+ahead, takes given back from the middle, a throttle widening the window) against the
+in-process store, call by call, and read the fields themselves: after each call, the takes
+they hold are the in-process window's, in order. Against a real redis-server on a loopback
+port, on fake clocks.
 """
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import pytest
@@ -36,6 +39,7 @@ class Pair:
     through their keepers (an admission's reservation as the rules give it, not waited on)."""
 
     def __init__(self, client: Any, **options: Any) -> None:
+        self.client = client
         self.here_clock, self.there_clock = FakeClock(1000.0), FakeClock(1000.0)
         self.prefix = unique_prefix()
         store = nucleo.RedisStore(client, prefix=self.prefix, clock=self.there_clock)
@@ -43,6 +47,15 @@ class Pair:
         self.there = RateLimiter("wide", clock=self.there_clock, store=store, **options)
         self.key = store.key("wide")
         self.reservations: list[tuple[float, tuple[int, ...]]] = []  # start and takes
+
+    def check_windows(self) -> None:
+        """Each window's takes on Redis, read from its fields, are the in-process window's, in
+        order, and its fields keep their form: the head's total is its takes' sum, the oldest
+        takes are empty only in an empty window, the newest only with no chunk sealed."""
+        here = self.here._keeper.read(lambda state: [list(w.takes) for w in state.windows])
+        budgets = self.here.budgets
+        there = [window_takes(self.client, self.key, budget.name) for budget in budgets]
+        assert there == here
 
     def advance(self, seconds: float) -> None:
         self.here_clock.advance(seconds)
@@ -89,6 +102,23 @@ class Pair:
         self.here.record_success()
         self.there.record_success()
 
+    def play(self, calls: list[tuple[Any, ...]], tokens: bool) -> None:
+        """Generated calls (below) made on both, their windows compared after each; a
+        reservation takes its second number from a "tokens" budget when ``tokens``."""
+        for call in calls:
+            kind = call[0]
+            if kind == "reserve":
+                self.reserve((call[1], call[2]) if tokens else (call[1],))
+            elif kind == "unreserve":
+                self.unreserve(call[1])
+            elif kind == "fail":
+                self.fail(call[1])
+            elif kind == "succeed":
+                self.succeed()
+            else:
+                self.advance(call[1])
+            self.check_windows()
+
 
 SETTINGS = st.fixed_dictionaries(
     {
@@ -128,20 +158,68 @@ def test_windows_of_many_takes_decide_as_the_python_store_does(
     client: Any, settings_: dict[str, Any], calls: list[tuple[Any, ...]]
 ) -> None:
     pair = Pair(client, **settings_)
-    tokens = len(settings_["budgets"]) > 0
-    for call in calls:
-        kind = call[0]
-        if kind == "reserve":
-            pair.reserve((call[1], call[2]) if tokens else (call[1],))
-        elif kind == "unreserve":
-            pair.unreserve(call[1])
-        elif kind == "fail":
-            pair.fail(call[1])
-        elif kind == "succeed":
-            pair.succeed()
-        else:
-            pair.advance(call[1])
+    pair.play(calls, tokens=len(settings_["budgets"]) > 0)
     assert pair.there.stats() == pair.here.stats()
+
+
+# One budget, the common case, which the script decides on its window's bytes alone (no
+# full window to walk, no wait too long): many takes at one time (which count together), a
+# queue of waiters, windows long enough to seal chunks and to read them back as they go.
+ONE_BUDGET = st.fixed_dictionaries(
+    {
+        "max_requests": st.sampled_from([3, 40, 100]),
+        "window_seconds": st.just(1.0),
+        "max_throttle": st.sampled_from([0.0, 1.0]),
+        "failure_step": st.just(0.5),
+        "failures_to_open": st.just(1_000),
+        "max_wait_seconds": st.sampled_from([0.0, 600.0]),
+    }
+)
+ONE_BUDGET_CALL = st.one_of(
+    st.tuples(st.just("reserve"), st.sampled_from([1, 1, 1, 2])),
+    st.tuples(st.just("reserve"), st.sampled_from([1, 1, 1, 2])),
+    st.tuples(st.just("reserve"), st.sampled_from([1, 1, 1, 2])),
+    st.tuples(st.just("advance"), st.sampled_from([0.0, 0.004, 0.02, 0.3, 1.0, 3.0])),
+    st.tuples(st.just("advance"), st.sampled_from([0.0, 0.004, 0.02])),
+    st.tuples(st.just("unreserve"), st.integers(-3, -1)),
+    st.tuples(st.just("fail"), st.sampled_from([None, 0.5])),
+    st.tuples(st.just("succeed")),
+)
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(settings_=ONE_BUDGET, calls=st.lists(ONE_BUDGET_CALL, min_size=100, max_size=300))
+def test_a_window_of_one_budget_keeps_the_python_store_s_takes(
+    client: Any, settings_: dict[str, Any], calls: list[tuple[Any, ...]]
+) -> None:
+    Pair(client, **settings_).play(calls, tokens=False)
+
+
+def window_takes(client: Any, key: str, budget: str) -> list[tuple[float, int]]:
+    """A window's takes as the script keeps them (see ``_step.lua``): the oldest and the
+    newest in its head field, the sealed chunks between them; checked for their form."""
+    head = client.hget(key, f"b:{budget}")
+    if head is None:
+        return []
+    total, first, past, length = struct.unpack("<4d", head[:HEAD])
+    parts = [head[HEAD : HEAD + int(length)]]
+    parts += [client.hget(key, f"b:{budget}:{n}") for n in range(int(first), int(past))]
+    parts.append(head[HEAD + int(length) :])
+    assert all(len(part) % TAKE == 0 and len(part) <= CHUNK * TAKE for part in parts)
+    if not parts[0]:
+        assert not any(parts), "the oldest takes are empty only in an empty window"
+    if not parts[-1]:
+        assert first == past, "the newest takes are empty only with no chunk sealed"
+    takes = [
+        (start, int(units)) for part in parts for start, units in struct.iter_unpack("<2d", part)
+    ]
+    assert sum(units for _, units in takes) == total
+    return takes
 
 
 def fields(client: Any, key: str) -> dict[str, int]:
@@ -166,6 +244,23 @@ def test_a_long_window_is_kept_in_short_fields_and_its_chunks_go_once_forgotten(
     pair.advance(100.0)  # every take is forgotten by the next admission
     assert pair.reserve((1,))[:3] == ("admitted", 0, 0.0)  # at once
     assert sorted(fields(client, pair.key)) == ["b:requests", "s"]
+
+
+def test_a_steady_stream_through_a_long_window_reads_its_chunks_back_as_they_come(
+    client: Any,
+) -> None:
+    # Fifty takes in the window at a time (and no throttle to keep more), never full: the
+    # oldest takes run out with chunks sealed behind them, which come back into the head
+    # field one by one, on the common path.
+    pair = Pair(
+        client, max_requests=100, window_seconds=1.0, max_throttle=0.0, max_wait_seconds=0.0
+    )
+    for _ in range(300):
+        assert pair.reserve((1,))[:3] == ("admitted", 0, 0.0)
+        pair.check_windows()
+        pair.advance(0.02)
+    chunks = [name for name in fields(client, pair.key) if ":" in name[2:]]
+    assert 1 <= len(chunks) <= 50 // CHUNK  # the rest in the head field
 
 
 def test_takes_given_back_from_the_middle_of_a_long_window(client: Any) -> None:

@@ -342,21 +342,21 @@ class SharedState:
         self._clock = clock
         self._fallback = fallback
         s = rules.s
-        numbers = [
-            s.failure_step, s.max_throttle, s.recovery_step, s.successes_per_step,
-            s.quiet_seconds, s.quiet_recovery_step, s.failures_to_open, s.cooldown_seconds,
-            s.max_cooldown_seconds, s.probe_timeout_seconds, s.max_wait_seconds,
-            rules.longest, RETRY_AFTER_CAP,
+        numbers = [  # those an admission reads first (see _step.lua)
+            rules.longest, s.max_throttle, s.max_wait_seconds, s.cooldown_seconds,
+            s.failure_step, s.recovery_step, s.successes_per_step, s.quiet_seconds,
+            s.quiet_recovery_step, s.failures_to_open, s.max_cooldown_seconds,
+            s.probe_timeout_seconds, RETRY_AFTER_CAP,
         ]  # fmt: skip
         budgets = [x for b in s.budgets for x in (b.max_units, b.window_seconds)]
-        names = ",".join(quote(budget.name, safe="") for budget in s.budgets)
+        fields = ",".join("b:" + quote(budget.name, safe="") for budget in s.budgets)
         # What every call sends but its own arguments, encoded once: the settings travel with
         # each decision (two processes may run different settings on one state).
         head = [store._sha.encode(), b"1", self.key.encode()]
         settings = [
             struct.pack("<13d", *numbers),
             struct.pack(f"<{len(budgets)}d", *budgets),
-            names.encode(),
+            fields.encode(),
         ]
         parts = (b"EVALSHA", *head, b"", *settings)
         self._heads: dict[str, tuple[bytes, ...]] = {}

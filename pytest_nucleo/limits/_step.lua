@@ -9,7 +9,10 @@
 -- locals (no table to build); an admission reads only the windows it takes from, and a window
 -- only near its two ends (below), so its cost does not grow with the window; the last failure
 -- is read only by a refusal or a reading; and each decision's functions are made only by the
--- decision that calls them (a function is a new closure on every run of a script).
+-- decision that calls them (a function is a new closure on every run of a script). The
+-- commonest decision, an admission of one budget on a closed circuit, is made by a short path
+-- of its own, on the window's bytes, with no table or function made (the tables, functions
+-- and strings a run makes cost more than its arithmetic: each is allocated, then collected).
 --
 -- KEYS[1]  the limiter's hash, fields:
 --          's'  the state but the windows and the last failure: STATE's doubles, in its order
@@ -22,12 +25,13 @@
 --          the whole window in one field, was the form before: never read, so a limiter's
 --          windows start empty once, and the field goes when the key expires.)
 -- ARGV[1]  the decision: reserve, unreserve, succeed, fail, release or read
--- ARGV[2]  the settings, 13 little-endian doubles: failure_step, max_throttle, recovery_step,
+-- ARGV[2]  the settings, 13 little-endian doubles: longest, max_throttle, max_wait_seconds,
+--          cooldown_seconds (the four an admission reads), failure_step, recovery_step,
 --          successes_per_step, quiet_seconds, quiet_recovery_step, failures_to_open,
---          cooldown_seconds, max_cooldown_seconds, probe_timeout_seconds, max_wait_seconds,
---          longest, retry_after_cap
+--          max_cooldown_seconds, probe_timeout_seconds, retry_after_cap
 -- ARGV[3]  the budgets: max_units and window_seconds of each, little-endian doubles
--- ARGV[4]  the budgets' names (quoted, so without commas or colons), joined by commas
+-- ARGV[4]  the budgets' window fields ('b:' .. the name, quoted, so without commas or colons),
+--          joined by commas
 -- ARGV[5]  the time of the decision, or '' for the server's clock (TIME)
 -- ARGV[6]  the decision's arguments (see each below)
 --
@@ -38,9 +42,8 @@
 -- reply is the code alone. Times travel as text ('%.17g'), every digit kept.
 
 local key, op = KEYS[1], ARGV[1]
-local failure_step, max_throttle, recovery_step, successes_per_step, quiet_seconds,
-      quiet_recovery_step, failures_to_open, cooldown_seconds, max_cooldown, probe_timeout,
-      max_wait, longest, retry_cap = struct.unpack('<ddddddddddddd', ARGV[2])
+-- The settings every decision reads; the others are read below by the decisions that need them.
+local longest, max_throttle, max_wait, cooldown_seconds = struct.unpack('<dddd', ARGV[2])
 
 local now
 if ARGV[5] == '' then
@@ -56,38 +59,41 @@ end
 local CLOSED, OPEN, HALF_OPEN = 0, 1, 2
 local NONE = 0
 local STATE = '<dddddddddddddddd'  -- 16 doubles, in the order below
+local TAKE, CHUNK, HEAD = 16, 16, 32  -- a take's bytes, a chunk's takes, a window head's bytes
 local windowed = op == 'reserve' or op == 'unreserve'
 
-local index, takes, fields  -- the budgets taken from, their units, the fields read (windowed)
+-- The budgets taken from: one budget (the common case) in locals, several in lists (below).
+local one = #ARGV[3] == 16  -- one budget: two doubles
+local one_units, one_field  -- the one budget's units and window field, when it takes any
 local nb = 0
-if windowed then
-  -- the decision's units per budget (ARGV[6] or ARGV[7], comma-separated): a budget that
-  -- takes nothing is not read
-  local units = op == 'reserve' and ARGV[6] or ARGV[7]
-  if #ARGV[3] == 16 then  -- one budget (two doubles), the common case: no pattern, and
-    -- each table built whole (a table that grows is built again)
-    units = units + 0
-    if units > 0 then index, takes, fields, nb = {1}, {units}, {'s', 'b:' .. ARGV[4]}, 1 end
-  else
-    index, takes, fields = {}, {}, {'s'}
-    local i, all = 0, {}
-    for name in string.gmatch(ARGV[4], '[^,]+') do
-      i = i + 1
-      all[i] = name
-    end
-    i = 0
-    for v in string.gmatch(units, '[^,]+') do
-      i = i + 1
-      v = tonumber(v)
-      if v > 0 then
-        nb = nb + 1
-        index[nb], takes[nb], fields[nb + 1] = i, v, 'b:' .. all[i]
-      end
+local units = windowed and (op == 'reserve' and ARGV[6] or ARGV[7])  -- per budget, by commas
+if windowed and one then
+  units = units + 0
+  if units > 0 then one_units, one_field, nb = units, ARGV[4], 1 end
+end
+local index, takes, fields  -- several budgets: those taken from, their units, the fields read
+if windowed and not one then
+  index, takes, fields = {}, {}, {'s'}
+  local i, all = 0, {}
+  for name in string.gmatch(ARGV[4], '[^,]+') do
+    i = i + 1
+    all[i] = name
+  end
+  i = 0
+  for v in string.gmatch(units, '[^,]+') do
+    i = i + 1
+    v = tonumber(v)
+    if v > 0 then
+      nb = nb + 1
+      index[nb], takes[nb], fields[nb + 1] = i, v, all[i]
     end
   end
 end
 local stored, packed  -- the windows' fields and the state's
-if nb > 0 then
+if one_field then
+  stored = redis.call('HMGET', key, 's', one_field)
+  packed = stored[1]
+elseif nb > 0 then
   stored = redis.call('HMGET', key, unpack(fields))
   packed = stored[1]
 else  -- the state alone: no table to build
@@ -109,25 +115,124 @@ else
     -math.huge, 0, 0, 0, -math.huge
 end
 
-local wins = nil  -- the windows read (windowed decisions only)
 local writes = nil  -- fields to write beside the state: a window's, a failure's
 local dead = nil  -- fields to delete: sealed chunks whose takes moved to the head field
+local rewrite = true  -- whether the state itself is written back (it always is, but below)
 local admitted, admitted_wait, admitted_start = nil, 0, 0  -- an admission's permit, wait, start
-local reply = nil  -- any other answer but the code
 
+-- --- an admission of one budget on a closed circuit (Rules._reserve_one) -------------------
+-- The common case, on the path of every call, so it is done here alone, on the bytes of the
+-- window as read (no table but the fields written, no function): forget the takes that can
+-- never count again, start now or in turn after the last take, and add the take, as the
+-- sliding windows below do (see there for the window's parts). It changes nothing until it
+-- knows it can finish; anything else (a full window to walk, a wait too long, a take too
+-- large) is left to the whole rules below, as if this had not been tried. The state itself
+-- is unchanged, so it is written back only when its expiry moves on (below).
+if one_units and circuit == CLOSED and op == 'reserve' then
+  repeat
+    local capacity, span = struct.unpack('<dd', ARGV[3])
+    if one_units > capacity then break end
+    local raw = stored[2] or ''
+    local total, first, past, length, size = 0, 0, 0, 0, HEAD
+    if raw ~= '' then
+      total, first, past, length = struct.unpack('<dddd', raw)
+      size = #raw
+    end
+    -- The oldest takes are old's bytes from pos to old_end (old is raw or, once they ran out,
+    -- a sealed chunk read), the newest raw's bytes from new_from to size.
+    local old, pos, old_end, new_from = raw, HEAD + 1, HEAD + length, HEAD + length + 1
+    local window, widest = span * (1.0 + level), span * (1.0 + max_throttle)
+    local read = nil  -- the sealed chunks read: their takes move to the head
+    while true do
+      if pos > old_end then  -- the oldest takes ran out: the first chunk's, else the newest
+        if first < past then
+          local name = one_field .. ':' .. string.format('%d', first)
+          old = redis.call('HGET', key, name) or ''
+          pos, old_end, first = 1, #old, first + 1
+          read = read or {}
+          read[#read + 1] = name
+        elseif new_from <= size then
+          old, pos, old_end, new_from = raw, new_from, size, size + 1
+        else
+          break  -- an empty window
+        end
+      else
+        local begun, taken = struct.unpack('<dd', old, pos)
+        if begun + widest <= now or (begun + window <= now and total - taken >= capacity) then
+          pos, total = pos + TAKE, total - taken
+        else
+          break
+        end
+      end
+    end
+    if total + one_units > capacity then break end  -- a full window: the walk below
+    local start, last, last_taken = now, nil, 0
+    local newest = new_from <= size  -- whether the last take is among the newest
+    if newest then
+      last, last_taken = struct.unpack('<dd', raw, size - TAKE + 1)
+    elseif pos <= old_end then
+      last, last_taken = struct.unpack('<dd', old, old_end - TAKE + 1)
+    end
+    if last and last > start then start = last end
+    if blocked_until > start then start = blocked_until end
+    local wait = start - now
+    if wait > max_wait then break end  -- refused: the rules below say why
+
+    -- The head written back: the oldest takes kept, the newest, then the take added.
+    local old_to, new_to, added = old_end, size, one_units
+    if last == start then  -- takes that start together count together: the last one grows
+      added = last_taken + one_units
+      if newest then new_to = size - TAKE else old_to = old_end - TAKE end
+    end
+    local oldest = old_to - pos + 1  -- the oldest takes' bytes kept
+    local head, sealed  -- the head field; the chunk the newest takes are sealed into first
+    if oldest <= 0 and new_to < new_from then  -- nothing else: the take is the oldest
+      head = struct.pack('<dddddd', total + one_units, first, past, TAKE, start, added)
+    elseif last ~= start and new_to - new_from + 1 >= CHUNK * TAKE then
+      sealed = string.sub(raw, new_from, size)
+      head = struct.pack('<ddddc0dd', total + one_units, first, past + 1, oldest,
+                         string.sub(old, pos, old_to), start, added)
+    elseif old == raw then  -- both parts, one after the other in raw
+      head = struct.pack('<ddddc0dd', total + one_units, first, past, oldest,
+                         string.sub(raw, pos, newest and new_to or old_to), start, added)
+    else
+      head = struct.pack('<ddddc0c0dd', total + one_units, first, past, oldest,
+                         string.sub(old, pos, old_to), string.sub(raw, new_from, new_to), start,
+                         added)
+    end
+    writes = {one_field, head}
+    if sealed then writes[3], writes[4] = one_field .. ':' .. string.format('%d', past), sealed end
+    dead, rewrite = read, false
+    admitted, admitted_wait, admitted_start = epoch, wait, start
+  until true
+end
+
+-- --- the whole rules ------------------------------------------------------------------------
+local wins = nil  -- the windows read (windowed decisions only)
+local reply = nil  -- any other answer but the code
+local failure_step, recovery_step, successes_per_step, quiet_seconds, quiet_recovery_step,
+      failures_to_open, max_cooldown, probe_timeout, retry_cap
 local quote_failure = nil  -- made only for an admission (which may be refused) or a reading
-if op == 'reserve' or op == 'read' then
-  quote_failure = function(reply, at)  -- the last failure, UpstreamFailure's fields, at at
-    local packed = redis.call('HGET', key, 'f')
-    if packed then
-      local failure = cmsgpack.unpack(packed)
-      reply[at], reply[at + 1], reply[at + 2] = failure[1], failure[2], failure[3]
-      reply[at + 3] = failure[4] and string.format('%.17g', failure[4])
+if not admitted then
+  failure_step, recovery_step, successes_per_step, quiet_seconds, quiet_recovery_step,
+    failures_to_open, max_cooldown, probe_timeout, retry_cap =
+    struct.unpack('<ddddddddd', ARGV[2], 33)
+  if one_field then index, takes, fields = {1}, {one_units}, {'s', one_field} end
+  if op == 'reserve' or op == 'read' then
+    quote_failure = function(reply, at)  -- the last failure, UpstreamFailure's fields, at at
+      local packed = redis.call('HGET', key, 'f')
+      if packed then
+        local failure = cmsgpack.unpack(packed)
+        reply[at], reply[at + 1], reply[at + 2] = failure[1], failure[2], failure[3]
+        reply[at + 3] = failure[4] and string.format('%.17g', failure[4])
+      end
     end
   end
 end
 
-if windowed then
+if admitted then
+  -- made above, on one budget's window head
+elseif windowed then
   -- --- the sliding windows (SlidingWindow) ----------------------------------------------
   -- A window's takes, oldest first, are in three parts: its oldest takes and its newest
   -- takes, both in the window's head field (so a decision that takes from the head and
@@ -139,7 +244,6 @@ if windowed then
   -- long (the head field two chunks' worth), whatever the window holds.
   -- Kept so: the oldest takes are empty only in an empty window, and the newest takes are
   -- empty only with no chunk sealed.
-  local TAKE, CHUNK, HEAD = 16, 16, 32
   wins = {}
   writes, dead = {}, {}
 
@@ -472,13 +576,17 @@ if longest > keep then keep = longest end
 keep = 2 * keep
 local extend = expires < now + keep / 2
 if extend then expires = now + keep end
-local state = struct.pack(STATE, circuit, epoch, cooldown, opened_at, probe, probe_started,
-  next_id, level, quiet_from, successes_toward_step, failures_at_max, blocked_until,
-  successes, failures, refusals, expires)
-if writes and #writes > 0 then
-  redis.call('HSET', key, 's', state, unpack(writes))
-else
-  redis.call('HSET', key, 's', state)
+if rewrite or extend then
+  local state = struct.pack(STATE, circuit, epoch, cooldown, opened_at, probe, probe_started,
+    next_id, level, quiet_from, successes_toward_step, failures_at_max, blocked_until,
+    successes, failures, refusals, expires)
+  if writes and #writes > 0 then
+    redis.call('HSET', key, 's', state, unpack(writes))
+  else
+    redis.call('HSET', key, 's', state)
+  end
+else  -- an admission on one budget's window head: the head alone
+  redis.call('HSET', key, unpack(writes))
 end
 if dead and #dead > 0 then redis.call('HDEL', key, unpack(dead)) end
 if extend then redis.call('PEXPIRE', key, math.ceil(keep * 1000)) end
