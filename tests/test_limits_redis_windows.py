@@ -120,6 +120,10 @@ class Pair:
             self.check_windows()
 
 
+# Each generated run drives one limiter through a few hundred calls on the module's server.
+EXAMPLES = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 SETTINGS = st.fixed_dictionaries(
     {
         "max_requests": st.sampled_from([2, 20, 50]),
@@ -148,11 +152,7 @@ CALL = st.one_of(
 
 
 @pytest.mark.slow
-@settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
+@EXAMPLES
 @given(settings_=SETTINGS, calls=st.lists(CALL, min_size=100, max_size=250))
 def test_windows_of_many_takes_decide_as_the_python_store_does(
     client: Any, settings_: dict[str, Any], calls: list[tuple[Any, ...]]
@@ -188,11 +188,7 @@ ONE_BUDGET_CALL = st.one_of(
 
 
 @pytest.mark.slow
-@settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
+@EXAMPLES
 @given(settings_=ONE_BUDGET, calls=st.lists(ONE_BUDGET_CALL, min_size=100, max_size=300))
 def test_a_window_of_one_budget_keeps_the_python_store_s_takes(
     client: Any, settings_: dict[str, Any], calls: list[tuple[Any, ...]]

@@ -117,7 +117,7 @@ end
 
 local writes = nil  -- fields to write beside the state: a window's, a failure's
 local dead = nil  -- fields to delete: sealed chunks whose takes moved to the head field
-local rewrite = true  -- whether the state itself is written back (it always is, but below)
+local rewrite = true  -- whether the state is written back: not by the short path below
 local admitted, admitted_wait, admitted_start = nil, 0, 0  -- an admission's permit, wait, start
 
 -- --- an admission of one budget on a closed circuit (Rules._reserve_one) -------------------
