@@ -202,6 +202,55 @@ def test_a_client_that_decodes_responses_serves_as_well(redis_server: RedisServe
     assert (stats.failures, stats.refusals, stats.last_failure) == (1, 1, SLOW_DOWN)
 
 
+def test_both_of_redis_py_s_reply_parsers_read_every_reply_alike(own_redis: RedisServer) -> None:
+    # The redis extra brings hiredis, redis-py's C parser, which redis-py then picks; without
+    # it redis-py parses in Python. Every kind of reply the script gives, through each.
+    import redis
+    from redis._parsers import _HiredisParser, _RESP2Parser
+    from redis.utils import HIREDIS_AVAILABLE
+
+    if not HIREDIS_AVAILABLE:
+        pytest.skip("hiredis is not installed: pip install -e '.[test]' (the redis extra)")
+    stuck = nucleo.UpstreamFailure("GitHub", "slow down", 429, 120.0)
+    admin = own_redis.client()
+
+    def transcript(parser: type) -> list[object]:
+        clock, prefix = FakeClock(), unique_prefix()
+        pool = redis.ConnectionPool(
+            host="127.0.0.1", port=own_redis.port, socket_timeout=2.0, parser_class=parser
+        )
+        store = RedisStore(redis.Redis(connection_pool=pool), prefix=prefix, clock=clock)
+        lim = RateLimiter("shop", max_requests=2, window_seconds=60, max_wait_seconds=90,
+                          clock=clock, store=store)  # fmt: skip
+        first, second = lim.acquire(), lim.acquire()  # admitted at once
+        third = lim.acquire()  # admitted, after a wait for the first take's window to end
+        lim.record_failure(stuck, third)
+        held = refusal(lim.acquire)  # the refusal's reply carries the last failure
+        lim.record_success(first)
+        admin.script_flush()  # the next decision loads it again (NOSCRIPT)
+        lim.release(second, retry_after=1.0)
+        stats = lim.stats()  # a reading
+        admin.set(f"{prefix}:other", "another program's value")
+        other = RateLimiter("other", max_requests=2, window_seconds=60, store=store)
+        with pytest.raises(RedisScriptError, match="WRONGTYPE"):  # the server's error reply
+            other.acquire()
+        # (redis-py 8 speaks RESP3 by default: its Python parser for RESP3 stands in then.)
+        used = {isinstance(kept[0]._parser, _HiredisParser) for kept in store._kept.idle}
+        assert used == {parser is _HiredisParser}
+        pool.disconnect()
+        return [
+            first, second, third, clock.sleeps, held.reason, held.last_failure,
+            held.explain_to_llm(), stats.successes, stats.failures, stats.refusals,
+            stats.last_failure, stats.fallbacks,
+        ]  # fmt: skip
+
+    by_hiredis, in_python = transcript(_HiredisParser), transcript(_RESP2Parser)
+    admin.close()
+    assert by_hiredis == in_python
+    assert by_hiredis[3:6] == [[60.0], "held", stuck]
+    assert by_hiredis[7:] == [1, 1, 1, stuck, 0]
+
+
 # --- time ----------------------------------------------------------------------------------------
 
 

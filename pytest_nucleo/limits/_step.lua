@@ -118,6 +118,7 @@ end
 local writes = nil  -- fields to write beside the state: a window's, a failure's
 local dead = nil  -- fields to delete: sealed chunks whose takes moved to the head field
 local rewrite = true  -- whether the state is written back: not by the short path below
+local one_head = nil  -- the window head the short path below writes (no table made for it)
 local admitted, admitted_wait, admitted_start = nil, 0, 0  -- an admission's permit, wait, start
 
 -- --- an admission of one budget on a closed circuit (Rules._reserve_one) -------------------
@@ -200,8 +201,11 @@ if one_units and circuit == CLOSED and op == 'reserve' then
                          string.sub(old, pos, old_to), string.sub(raw, new_from, new_to), start,
                          added)
     end
-    writes = {one_field, head}
-    if sealed then writes[3], writes[4] = one_field .. ':' .. string.format('%d', past), sealed end
+    if sealed then  -- once in CHUNK admissions: the fields as the whole rules write them
+      writes = {one_field, head, one_field .. ':' .. string.format('%d', past), sealed}
+    else
+      one_head = head
+    end
     dead, rewrite = read, false
     admitted, admitted_wait, admitted_start = epoch, wait, start
   until true
@@ -580,12 +584,16 @@ if rewrite or extend then
   local state = struct.pack(STATE, circuit, epoch, cooldown, opened_at, probe, probe_started,
     next_id, level, quiet_from, successes_toward_step, failures_at_max, blocked_until,
     successes, failures, refusals, expires)
-  if writes and #writes > 0 then
+  if one_head then
+    redis.call('HSET', key, 's', state, one_field, one_head)
+  elseif writes and #writes > 0 then
     redis.call('HSET', key, 's', state, unpack(writes))
   else
     redis.call('HSET', key, 's', state)
   end
-else  -- an admission on one budget's window head: the head alone
+elseif one_head then  -- an admission on one budget's window head: the head alone
+  redis.call('HSET', key, one_field, one_head)
+else  -- the same, sealing a chunk
   redis.call('HSET', key, unpack(writes))
 end
 if dead and #dead > 0 then redis.call('HDEL', key, unpack(dead)) end
