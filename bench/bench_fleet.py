@@ -242,6 +242,7 @@ def decision_cost(port: int, server_pid: int, repeats: int) -> None:
         return statistics.median(a / b for a, b in zip(wall[name], wall[base], strict=True))
 
     print(f"Decision cost, median of {repeats} interleaved batches of {NUMBER}:")
+    print(f"  {parsed_by()}")
     print(f"  {'operation':36s} {'wall':>9s} {'vs client.ping()':>17s} {'vs kept PING':>13s}"
           f" {'server CPU':>11s}")  # fmt: skip
     for name in operations:
@@ -476,6 +477,17 @@ def redis_server(command: list[str], port: int, folder: str) -> Iterator[subproc
     finally:
         server.kill()
         server.wait()
+
+
+def parsed_by() -> str:
+    """Which of redis-py's reply parsers the figures were measured with: every round trip,
+    the PING's too, pays for its reply's parsing."""
+    from importlib.metadata import version
+
+    from redis.utils import HIREDIS_AVAILABLE
+
+    parser = f"hiredis {version('hiredis')}" if HIREDIS_AVAILABLE else "redis-py's own Python"
+    return f"redis-py {version('redis')}, replies parsed by {parser}"
 
 
 def load() -> str:
