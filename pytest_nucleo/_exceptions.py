@@ -319,6 +319,10 @@ class ResourceNotFoundException(CorrectableLLMException):
 class GuardrailException(CorrectableLLMException):
     """A guardrail refused the call; ``message`` says why and what would be accepted."""
 
+    # Set by the constructor (through _keep); declared so that type checkers see them.
+    message: str
+    """Why the guardrail refused the call, and what it would accept."""
+
     def __init__(self, message: str) -> None:
         reason = one_line(message)
         super().__init__(
@@ -427,6 +431,10 @@ class PermissionDeniedException(UncorrectableLLMException):
     For credentials a service rejected, raise :class:`UnauthorizedException`.
     """
 
+    # Set by the constructor (through _keep); declared so that type checkers see them.
+    message: str
+    """Why access was denied, in the application's words."""
+
     def __init__(self, message: str) -> None:
         why = _clause(message)
         super().__init__(
@@ -533,6 +541,10 @@ class LLMReadableRuntimeException(LLMReadableException):
     ``str(exc) == exc.llm_message ==`` the message given (cleaned: no ``\\r``, no control
     characters, secrets masked, bounded). Tool code with structure raises the checked family.
     """
+
+    # Set by the constructor (through _keep); declared so that type checkers see them.
+    message: str
+    """The message as given (``llm_message`` is the same, cleaned)."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)

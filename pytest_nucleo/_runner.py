@@ -82,6 +82,18 @@ class RetriesExhaustedException(UncorrectableLLMException):
     itself is the ``__cause__``; the model never reads it.
     """
 
+    # Set by the constructor (through _keep); declared so that type checkers see them.
+    component: str
+    """The tool, as the runner names it."""
+    kind: str
+    """The retry signal's kind."""
+    attempts: int
+    """How many calls were made."""
+    retry_after: float | None
+    """The wait the last signal asked for, set only when it exceeded ``max_delay``."""
+    max_delay: float | None
+    """The longest the runner waits between attempts, set with ``retry_after``."""
+
     def __init__(
         self,
         component: str,

@@ -222,6 +222,13 @@ def test_repr_names_the_class_and_its_fields(sample: LLMReadableException) -> No
         assert f"{field}=" in text
 
 
+def test_every_field_is_declared_for_type_checkers(sample: LLMReadableException) -> None:
+    # The constructor sets the fields at run time; a type checker knows only those the class
+    # (or a base) declares, and `exc.reason` would be an error in a user's typed code.
+    declared = set().union(*(vars(c).get("__annotations__", {}) for c in type(sample).__mro__))
+    assert set(sample._fields) <= declared
+
+
 def test_fields_are_attributes_named_after_the_constructor() -> None:
     exc = nucleo.InvalidInputException("query", "", "must not be blank")
     assert (exc.parameter_name, exc.invalid_value, exc.validation_rule) == (

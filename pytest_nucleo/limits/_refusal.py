@@ -34,6 +34,27 @@ class LimiterRefusalException(UncorrectableLLMException):
     throttle answer from the service itself, see :class:`UpstreamThrottleException`.
     """
 
+    # Set by the constructor (in __dict__, see there); declared so that type checkers see them.
+    limiter_name: str
+    """The limiter's name."""
+    max_requests: int
+    """The limiter's main budget: requests per ``window_seconds``."""
+    window_seconds: float
+    """The main budget's window."""
+    off_for: float
+    """Seconds until the tool may be called again, as the limiter knew it when refusing."""
+    reason: RefusalReason
+    """Why no call was made: ``"open"``, ``"probing"``, ``"wait"``, ``"held"``,
+    ``"too-large"`` or ``"unreachable"``."""
+    last_failure: UpstreamFailure | None
+    """The last upstream failure the limiter recorded, if any."""
+    max_wait_seconds: float | None
+    """The longest the limiter may wait, on a ``"wait"`` or ``"held"`` refusal (else None)."""
+    budget: Budget | None
+    """The budget that refused the call, when it is not the main one (else None)."""
+    units: int | None
+    """The units the call would take of the budget that refused it, if a budget did."""
+
     def __init__(
         self,
         limiter_name: str,
