@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import multiprocessing
 import os
 import shutil
@@ -80,6 +81,7 @@ NUMBER = 300  # operations per timed batch
 FLEET = 8
 KEPT_PING, EMPTY_SCRIPT = "PING on one kept connection", "an empty script, EVALSHA"
 LEAST_SCRIPT = "clock, state read and written back"
+NO_RULES_ADMISSION = "no-rule admission, acquire()"
 
 
 def decisions_for(rtt_ms: float) -> int:
@@ -116,12 +118,18 @@ def client(port: int, distant: bool = False) -> redis.Redis:
     return redis.Redis(connection_pool=pool(port, distant))
 
 
-def limiter(port: int, prefix: str, distant: bool = False) -> nucleo.RateLimiter:
+def limiter(
+    port: int, prefix: str, distant: bool = False, script: str | None = None
+) -> nucleo.RateLimiter:
+    """The limiter measured; with ``script``, its store runs that script in place of its own
+    (a stand-in: it must answer as the store's script does)."""
+    store = nucleo.RedisStore(client(port, distant), prefix=prefix)
+    if script is not None:  # before the limiter binds the store, which packs the digest once
+        store._script, store._sha = script, hashlib.sha1(script.encode()).hexdigest()
     # A window this short never makes a caller wait: only the decision is measured.
     return nucleo.RateLimiter(
-        "bench", max_requests=1_000_000, window_seconds=1e-3, max_wait_seconds=0,
-        store=nucleo.RedisStore(client(port, distant), prefix=prefix),
-    )  # fmt: skip
+        "bench", max_requests=1_000_000, window_seconds=1e-3, max_wait_seconds=0, store=store
+    )
 
 
 def limits_hit(port: int, distant: bool = False) -> Callable[[], object] | None:
@@ -165,6 +173,31 @@ return now[1] .. ' 0'
 """
 
 
+# An admission that runs no rule, made through the limiter as a real one is: the clock and the
+# state read, a window head of 24 takes moved on by one take (its oldest read and dropped,
+# one added) and written back, and the permit answered. A floor under any admission of this
+# design through this client: what the rules and the window's upkeep add is the rest.
+NO_RULES = """
+local key, field = KEYS[1], ARGV[4]
+local t = redis.call('TIME')
+local now = t[1] + t[2] / 1e6
+local read = redis.call('HMGET', key, 's', field)
+if not (read[1] and read[2]) then
+  redis.call('HSET', key, 's', string.rep('\\0', 128),
+             field, struct.pack('<dddd', 24, 0, 0, 24 * 16) .. string.rep('\\0', 24 * 16))
+  return '2000 0'
+end
+local _, epoch = struct.unpack('<dd', read[1])
+local head = read[2]
+local total, first, past, length = struct.unpack('<dddd', head)
+local oldest = struct.unpack('<d', head, 33)
+local newest = struct.unpack('<d', head, #head - 15)
+redis.call('HSET', key, field, struct.pack('<ddddc0dd', total, first, past, length,
+                                          string.sub(head, 49), math.max(now, newest), 1))
+return string.format('%d %d', 2001, epoch)
+"""
+
+
 def script_call(plain: redis.Redis, kept: Any, source: str) -> Callable[[], object]:
     """A call of the script ``source`` on the connection ``kept``, with as many arguments, of
     the same sizes, as the store sends for an admission, packed once as the store packs its
@@ -181,8 +214,9 @@ def script_call(plain: redis.Redis, kept: Any, source: str) -> Callable[[], obje
 
 
 def decision_operations(port: int) -> dict[str, Callable[[], object]]:
-    """A PING on a kept connection, the two scripts on it, a shared admission and a recorded
-    success: what a decision is measured by, in time or in instructions."""
+    """A PING on a kept connection, the two scripts on it, an admission that runs no rule, a
+    shared admission and a recorded success: what a decision is measured by, in time or in
+    instructions."""
     plain = client(port)
     kept: Any = plain.connection_pool.get_connection()
 
@@ -192,10 +226,13 @@ def decision_operations(port: int) -> dict[str, Callable[[], object]]:
 
     lim = limiter(port, uuid.uuid4().hex)
     lim.record_success(lim.acquire())  # the script is loaded by the first decision
+    stand_in = limiter(port, uuid.uuid4().hex, script=NO_RULES)
+    stand_in.acquire()  # the state made
     return {
         KEPT_PING: kept_ping,
         EMPTY_SCRIPT: script_call(plain, kept, EMPTY),
         LEAST_SCRIPT: script_call(plain, kept, LEAST),
+        NO_RULES_ADMISSION: stand_in.acquire,
         "shared admission, acquire()": lim.acquire,
         "recorded success, record_success()": lim.record_success,
     }
