@@ -236,7 +236,7 @@ class RedisStore:
         connection = kept[0]
         try:
             return connection.retry.call_with_retry(
-                lambda: self._exchange(connection, frame), lambda _: connection.disconnect()
+                lambda: self._exchange(connection, frame), connection.disconnect
             )
         except self._answer_errors:
             raise  # the server answered: the connection is sound
@@ -255,6 +255,8 @@ class RedisStore:
         a tenth of a round trip."""
         connection, polled, poller = kept
         sock = getattr(connection, "_sock", None)
+        if sock is polled:  # the socket polled before: the common case first
+            return sock is not None and bool(poller.poll(0))
         if sock is None:
             return False  # not connected: it connects when used
         if _poll is None or not isinstance(sock, socket.socket):
@@ -262,10 +264,9 @@ class RedisStore:
                 return bool(connection.can_read())
             except self.errors:
                 return True
-        if sock is not polled:  # connected anew since last polled
-            poller = _poll()
-            poller.register(sock, select.POLLIN)
-            kept[1], kept[2] = sock, poller
+        poller = _poll()  # connected anew since last polled
+        poller.register(sock, select.POLLIN)
+        kept[1], kept[2] = sock, poller
         return bool(poller.poll(0))
 
     def _exchange(self, connection: Any, frame: bytes) -> Any:
@@ -476,7 +477,7 @@ class SharedState:
         return self._send(self._frame(op, *args))
 
     def _send(self, frame: bytes) -> Any:
-        if self._clock.monotonic() < self._down_until:
+        if self._down and self._clock.monotonic() < self._down_until:  # the clock read only then
             return None
         try:
             return self.store.run(frame)
@@ -550,7 +551,7 @@ class SharedState:
     async def _acall(self, op: str, *args: str) -> Any:
         if not self.is_async:
             return self._call(op, *args)  # a brief blocking call
-        if self._clock.monotonic() < self._down_until:
+        if self._down and self._clock.monotonic() < self._down_until:
             return None
         client = self.store.client
         command = ("EVALSHA", *self._heads[op][1:], self._now(), *args)
