@@ -43,8 +43,10 @@ before the clock starts (a barrier), and the slowest process's time counts. Meas
 
 ``--instructions`` counts instead the server's CPU instructions per decision (redis-server run
 under valgrind's callgrind, counting only while the operations run): a PING, the two scripts
-above, a shared admission and a recorded success. Instructions do not drift with the machine's
-load, so they show what a change to the script saves; they are not the target's measure, which
+above, an admission that runs no rule, a shared admission and a recorded success; then the
+process's own Python of a PING, an admission and a success, each reply given at once (this
+process run under callgrind, with and without the operations). Instructions do not drift with
+the machine's load, so they show what a change saves; they are not the target's measure, which
 is the round trip's wall time (a PING's is mostly the kernel's work, which callgrind does not
 count).
 
@@ -59,6 +61,7 @@ import contextlib
 import hashlib
 import multiprocessing
 import os
+import re
 import shutil
 import socket
 import statistics
@@ -69,7 +72,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import redis
 from redis.backoff import NoBackoff
@@ -238,6 +241,70 @@ def decision_operations(port: int) -> dict[str, Callable[[], object]]:
     }
 
 
+def answered_at_once(connection: Any, decide: Callable[[], object]) -> Callable[[], None]:
+    """``decide`` run once against Redis, then its connection faked: nothing is sent and each
+    reply is the one Redis gave, at once. The returned function gives the connection back."""
+    read = connection.read_response
+    replies: list[Any] = []
+
+    def answered(*args: Any, **kwargs: Any) -> Any:
+        replies.append(read(*args, **kwargs))
+        return replies[0]
+
+    connection.read_response = answered
+    decide()  # answered by Redis, the reply kept
+    connection.send_packed_command = lambda *args, **kwargs: None
+    connection.read_response = lambda *args, **kwargs: replies[0]
+
+    def restore() -> None:
+        del connection.send_packed_command, connection.read_response
+
+    return restore
+
+
+OWN_PYTHON = {
+    "ping": KEPT_PING,
+    "admission": "shared admission, acquire()",
+    "success": "recorded success, record_success()",
+}
+"""What --instructions counts of the process's own Python, by the name --own-python takes."""
+
+
+def run_own_python(port: int, which: str, count: int) -> None:
+    """``count`` of ``which`` (one of :data:`OWN_PYTHON`), each answered at once, for
+    --instructions: a PING's packing and sending, or the limiter's and the store's Python."""
+    if which == "ping":
+        connection: Any = client(port).connection_pool.get_connection()
+
+        def decide() -> object:
+            connection.send_command("PING")
+            return connection.read_response()
+
+    else:
+        lim = limiter(port, uuid.uuid4().hex)
+        lim.record_success(lim.acquire())  # the state exists, as in every reply kept below
+        connection = cast(Any, lim.store)._kept.idle[-1][0]
+        decide = lim.acquire if which == "admission" else lim.record_success
+    answered_at_once(connection, decide)
+    for _ in range(count):
+        decide()
+
+
+def own_python_instructions(port: int, which: str, count: int = 10_000) -> float:
+    """The instructions of ``which``'s own Python, under callgrind: a run of ``count`` less a
+    run of none, divided by ``count``."""
+
+    def counted(n: int) -> int:
+        command = [
+            "valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+            sys.executable, __file__, "--own-python", str(port), which, str(n),
+        ]  # fmt: skip
+        output = subprocess.run(command, capture_output=True, text=True, check=True).stderr
+        return int(re.search(r"refs:\s*([\d,]+)", output).group(1).replace(",", ""))  # type: ignore[union-attr]
+
+    return (counted(count) - counted(0)) / count
+
+
 def without_round_trip(port: int, count: int = 20_000) -> tuple[float, float]:
     """The limiter's and the store's own Python per admission and per recorded success, in
     us, the store's check of its kept connection included: the connection answers each
@@ -246,24 +313,14 @@ def without_round_trip(port: int, count: int = 20_000) -> tuple[float, float]:
     lim.record_success(lim.acquire())  # the state exists, as in every reply kept below
     store: Any = lim.store
     connection = store._kept.idle[-1][0]
-    read = connection.read_response
     costs = []
     for decide in (lim.acquire, lim.record_success):
-        replies: list[Any] = []
-
-        def answered(*args: Any, replies: list[Any] = replies, **kwargs: Any) -> Any:
-            replies.append(read(*args, **kwargs))
-            return replies[0]
-
-        connection.read_response = answered
-        decide()  # answered by Redis, the reply kept
-        connection.send_packed_command = lambda *args, **kwargs: None
-        connection.read_response = lambda *args, replies=replies, **kwargs: replies[0]
+        restore = answered_at_once(connection, decide)
         start = time.perf_counter()
         for _ in range(count):
             decide()
         costs.append((time.perf_counter() - start) / count * 1e6)
-        del connection.send_packed_command, connection.read_response
+        restore()
     return costs[0], costs[1]
 
 
@@ -477,6 +534,13 @@ def server_instructions(binary: str, count: int = 1_000) -> None:
         decision = name not in (KEPT_PING, EMPTY_SCRIPT)
         beyond = f"  {value - empty:+8.0f} beyond the empty script" if decision else ""
         print(f"  {name:36s} {value:9.0f}  {value / ping:6.1f}x a PING{beyond}")
+    # The process's own part, on a server run as usual: each reply given at once.
+    port = free_port()
+    with tempfile.TemporaryDirectory() as folder, redis_server([binary], port, folder):
+        own = {which: own_python_instructions(port, which) for which in OWN_PYTHON}
+    print("The process's own Python per operation, each reply at once (callgrind):")
+    for which, value in own.items():
+        print(f"  {OWN_PYTHON[which]:36s} {value:9.0f}  {value / own['ping']:6.1f}x a PING")
 
 
 def _counted(pid: int, out: str, operation: Callable[[], object], count: int) -> float:
@@ -541,7 +605,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=15, help="batches per decision cost")
     parser.add_argument(
-        "--instructions", action="store_true", help="the server's instructions per decision"
+        "--instructions", action="store_true", help="instructions per decision, server and process"
     )
     parser.add_argument(
         "--fleet-repeats", type=int, default=5, help="runs per fleet ratio (0: decision cost only)"
@@ -550,6 +614,9 @@ def main() -> None:
         "--rtt-ms", type=float, nargs="*", default=[2.0, 5.0],
         help="round trips to model (none: plain loopback only)",
     )  # fmt: skip
+    if sys.argv[1:2] == ["--own-python"]:  # one counted run of --instructions
+        run_own_python(int(sys.argv[2]), sys.argv[3], int(sys.argv[4]))
+        return
     options = parser.parse_args()
     binary = shutil.which("redis-server")
     if binary is None:
