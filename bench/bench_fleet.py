@@ -193,7 +193,7 @@ end
 local _, epoch = struct.unpack('<dd', read[1])
 local head = read[2]
 local total, first, past, length = struct.unpack('<dddd', head)
-local oldest = struct.unpack('<d', head, 33)
+local oldest = struct.unpack('<d', head, 33)  -- read, as an admission reads it to forget it
 local newest = struct.unpack('<d', head, #head - 15)
 redis.call('HSET', key, field, struct.pack('<ddddc0dd', total, first, past, length,
                                           string.sub(head, 49), math.max(now, newest), 1))
@@ -262,6 +262,14 @@ def answered_at_once(connection: Any, decide: Callable[[], object]) -> Callable[
     return restore
 
 
+def limiter_on_its_connection(port: int) -> tuple[nucleo.RateLimiter, Any]:
+    """A limiter whose state exists (as in every reply :func:`answered_at_once` keeps), and
+    the connection its store keeps."""
+    lim = limiter(port, uuid.uuid4().hex)
+    lim.record_success(lim.acquire())
+    return lim, cast(Any, lim.store)._kept.idle[-1][0]
+
+
 OWN_PYTHON = {
     "ping": KEPT_PING,
     "admission": "shared admission, acquire()",
@@ -281,9 +289,7 @@ def run_own_python(port: int, which: str, count: int) -> None:
             return connection.read_response()
 
     else:
-        lim = limiter(port, uuid.uuid4().hex)
-        lim.record_success(lim.acquire())  # the state exists, as in every reply kept below
-        connection = cast(Any, lim.store)._kept.idle[-1][0]
+        lim, connection = limiter_on_its_connection(port)
         decide = lim.acquire if which == "admission" else lim.record_success
     answered_at_once(connection, decide)
     for _ in range(count):
@@ -309,10 +315,7 @@ def without_round_trip(port: int, count: int = 20_000) -> tuple[float, float]:
     """The limiter's and the store's own Python per admission and per recorded success, in
     us, the store's check of its kept connection included: the connection answers each
     decision at once, with the reply Redis gave to the same decision."""
-    lim = limiter(port, uuid.uuid4().hex)
-    lim.record_success(lim.acquire())  # the state exists, as in every reply kept below
-    store: Any = lim.store
-    connection = store._kept.idle[-1][0]
+    lim, connection = limiter_on_its_connection(port)
     costs = []
     for decide in (lim.acquire, lim.record_success):
         restore = answered_at_once(connection, decide)
