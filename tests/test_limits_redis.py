@@ -283,17 +283,33 @@ def test_hosts_whose_clocks_differ_agree_on_the_servers_time(redis_server: Redis
 # --- asyncio clients ----------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("parser", ["hiredis", "python"])
 def test_an_asyncio_client_serves_the_awaitable_methods_and_arun_tool(
-    redis_server: RedisServer,
+    redis_server: RedisServer, parser: str
 ) -> None:
+    # On redis-py's asyncio parsers: hiredis's (the redis extra's), and its own in Python.
+    import redis.asyncio
+    from redis._parsers import _AsyncHiredisParser, _AsyncRESP2Parser
+    from redis.utils import HIREDIS_AVAILABLE
+
+    if parser == "hiredis" and not HIREDIS_AVAILABLE:
+        pytest.skip("hiredis is not installed: pip install -e '.[test]' (the redis extra)")
     prefix, clock = unique_prefix(), FakeClock()
+    parser_class = _AsyncHiredisParser if parser == "hiredis" else _AsyncRESP2Parser
 
     async def main() -> None:
-        client = redis_server.async_client()
+        pool = redis.asyncio.ConnectionPool(
+            host="127.0.0.1", port=redis_server.port, socket_timeout=2.0, parser_class=parser_class
+        )
+        # (redis-py 8 speaks RESP3 by default: its Python parser for RESP3 stands in then.)
+        used = pool.make_connection()._parser
+        assert isinstance(used, _AsyncHiredisParser) == (parser == "hiredis")
+        client = redis.asyncio.Redis(connection_pool=pool)
         try:
             await use(client)
         finally:
             await client.aclose()
+            await pool.disconnect()
 
     async def use(client: Any) -> None:
         lim = RateLimiter(
