@@ -30,8 +30,8 @@ same work in 1 process; the target is >= 6x. Processes start, connect and load t
 before the clock starts (a barrier), and the slowest process's time counts. Measured twice:
 
 * plain loopback: client processes, the server and this benchmark share this machine's
-  cores, so the fleet is bound by CPU, not by the round trip (each row says how many
-  decisions a second the cores can pay for at the CPU time one decision takes);
+  cores, so the fleet is bound by CPU, not by the round trip (each row says the CPU time a
+  decision takes, alone and in the fleet, and how busy the fleet kept the cores);
 * a modelled network: the same runs on clients whose connections hold every request and every
   reply for half of ``--rtt-ms`` (``time.sleep``: waiting costs no CPU, and the delay is
   precise to a fraction of a millisecond), so each round trip takes the RTT more. This models
@@ -470,15 +470,18 @@ def fleet(port: int, rtt_ms: float, repeats: int, with_limits: bool, server_pid:
     with context.Manager() as manager, context.Pool(FLEET) as workers:
         for label in kinds:
             kind = "limits" if label.startswith("limits") else "nucleo"
-            ones, fleets, ratios, costs = [], [], [], []
+            ones, fleets, ratios, costs, busy = [], [], [], [], []
             for _ in range(repeats):  # 1 and 8 in turn, so each pair sees about one load
                 one, cost = throughput(workers, port, kind, 1, rtt_ms, manager, server_pid)
-                many, _ = throughput(workers, port, kind, FLEET, rtt_ms, manager, server_pid)
+                many, fleet_cost = throughput(
+                    workers, port, kind, FLEET, rtt_ms, manager, server_pid
+                )
                 ones.append(one)
                 fleets.append(many)
                 ratios.append(many / one)
-                if cost is not None:
-                    costs.append(cost)
+                if cost is not None and fleet_cost is not None:
+                    costs.append((cost, fleet_cost))
+                    busy.append(many * fleet_cost / 1e6 / cores)
             print(
                 f"  {label:28s} {where:34s} {FLEET} processes {statistics.median(fleets):7.0f}/s"
                 f"  1 process {statistics.median(ones):7.0f}/s"
@@ -487,13 +490,14 @@ def fleet(port: int, rtt_ms: float, repeats: int, with_limits: bool, server_pid:
                 + ")"
             )
             if costs and not rtt_ms:
-                # No fleet makes more decisions a second than its cores can pay for.
-                cost = statistics.median(costs)
-                ceiling = cores / cost * 1e6
+                # A fleet that keeps every core busy is bound by CPU: more processes cannot
+                # make more decisions a second, whatever the store.
+                alone = statistics.median(cost for cost, _ in costs)
+                shared = statistics.median(fleet_cost for _, fleet_cost in costs)
                 print(
-                    f"    CPU per decision, client and server: {cost:.1f} us, so {cores} cores "
-                    f"allow at most {ceiling:.0f}/s, {ceiling / statistics.median(ones):.2f}x "
-                    "the median of one process"
+                    f"    CPU per decision, clients and server: {alone:.1f} us alone, "
+                    f"{shared:.1f} us in the fleet, whose {FLEET} processes kept the {cores} "
+                    f"cores {statistics.median(busy):.0%} busy"
                 )
 
 
