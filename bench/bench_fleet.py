@@ -24,6 +24,10 @@ Window size. A shared admission on a window of 10 against one on a window of 10,
 nearly full (each admission forgets the oldest take and adds one): the target is about 1x,
 as for the in-process limiter (``bench_limits.py``).
 
+Live limiters. A shared admission on one of 10 limiters against one of 1,000, each taken in
+turn, all on one store: each limiter's state is a key of its own, which the server finds by
+its name; the target is about 1x, as in process.
+
 Fleet throughput. Decisions per second (``acquire()`` then ``record_success()``, two
 decisions) on one limiter whose limit is never reached, shared by 8 processes, against the
 same work in 1 process; the target is >= 6x. Processes start, connect and load the script
@@ -59,6 +63,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import itertools
 import multiprocessing
 import os
 import re
@@ -399,18 +404,48 @@ def window_sizes(port: int, server_pid: int, repeats: int) -> None:
         return admit
 
     operations = {"window of 10": nearly_full(10), "window of 10,000": nearly_full(10_000)}
+    title = "Window size, a shared admission on a nearly full window"
+    compared(title, operations, "10,000 vs 10", server_pid, repeats)
+
+
+def live_limiters(port: int, server_pid: int, repeats: int) -> None:
+    """A shared admission on one of 10 live limiters against one of 1,000, taken in turn, all
+    on one store: each limiter's state is a key of its own on the server."""
+    store = nucleo.RedisStore(client(port), prefix=uuid.uuid4().hex)
+
+    def made(name: str) -> nucleo.RateLimiter:  # as limiter() makes the measured one
+        return nucleo.RateLimiter(
+            name, max_requests=1_000_000, window_seconds=1e-3, max_wait_seconds=0, store=store
+        )
+
+    def in_turn(count: int) -> Callable[[], object]:
+        limiters = [made(f"live-{count}-{n}") for n in range(count)]
+        for lim in limiters:  # each state made before the clock starts
+            lim.acquire()
+        turn = itertools.cycle(limiters)
+        return lambda: next(turn).acquire()
+
+    operations = {"10 live limiters": in_turn(10), "1,000 live limiters": in_turn(1_000)}
+    title = "Live limiters, a shared admission on each in turn"
+    compared(title, operations, "1,000 vs 10", server_pid, repeats)
+
+
+def compared(
+    title: str, operations: dict[str, Callable[[], object]], label: str, server_pid: int,
+    repeats: int,
+) -> None:  # fmt: skip
+    """Two operations timed in turns, and the second's cost against the first's, in wall time
+    and in the server's CPU: the target is about 1x."""
     wall, cpu = timed_in_turns(operations, server_pid, repeats)
-    print(f"Window size, a shared admission on a nearly full window, median of {repeats}:")
+    print(f"{title}, median of {repeats}:")
     for name in operations:
         server = f"{statistics.median(cpu[name]):8.1f} us" if cpu[name] else "        -"
         print(f"  {name:36s} {statistics.median(wall[name]):6.1f} us  server CPU {server}")
-    small, large = wall["window of 10"], wall["window of 10,000"]
-    ratio = statistics.median(b / a for a, b in zip(small, large, strict=True))
-    line = f"  10,000 vs 10: {ratio:.2f}x wall"
-    if cpu["window of 10"]:
-        cpu_ratio = statistics.median(cpu["window of 10,000"]) / statistics.median(
-            cpu["window of 10"]
-        )
+    small, large = operations
+    ratio = statistics.median(b / a for a, b in zip(wall[small], wall[large], strict=True))
+    line = f"  {label}: {ratio:.2f}x wall"
+    if cpu[small]:
+        cpu_ratio = statistics.median(cpu[large]) / statistics.median(cpu[small])
         line += f", {cpu_ratio:.2f}x server CPU"
     print(line + "  (target: about 1x)")
 
@@ -636,6 +671,7 @@ def main() -> None:
         print(load())
         decision_cost(port, server.pid, options.repeats)
         window_sizes(port, server.pid, options.repeats)
+        live_limiters(port, server.pid, options.repeats)
         print(load())
         if not options.fleet_repeats:
             return
