@@ -8,6 +8,7 @@ the request did not reach it. It never advises adding a route that exists.
 
 from __future__ import annotations
 
+import functools
 import sys
 import sysconfig
 from dataclasses import dataclass
@@ -38,14 +39,20 @@ _PLUMBING = frozenset(
         "pytest",
     }
 )
-_STDLIB = str(Path(sysconfig.get_paths()["stdlib"]).resolve())
-_LIBRARY_DIRS = tuple(
-    {
+
+
+@functools.cache
+def _library_dirs() -> tuple[str, tuple[str, ...]]:
+    """The standard library's folder, and every folder libraries are installed in, resolved.
+    Read when the guard first names a caller, not at import: reading sysconfig and resolving
+    the paths cost about 2 ms of every pytest session's start."""
+    paths = sysconfig.get_paths()
+    dirs = {
         str(Path(path).resolve())
         for key in ("stdlib", "platstdlib", "purelib", "platlib")
-        if (path := sysconfig.get_paths().get(key))
+        if (path := paths.get(key))
     }
-)
+    return str(Path(paths["stdlib"]).resolve()), tuple(dirs)
 
 
 @dataclass(frozen=True)
@@ -72,19 +79,20 @@ def find_caller(depth: int) -> Caller:
     except ValueError:  # pragma: no cover - a stack shallower than the guard's own frames
         return Caller()
     libraries: list[str] = []  # innermost first
+    stdlib_dir, library_dirs = _library_dirs()
     while frame is not None:
         module = str(frame.f_globals.get("__name__", ""))
         top = module.partition(".")[0]
         if top not in _PLUMBING:
             path = str(Path(frame.f_code.co_filename).resolve())
-            if not path.startswith(_LIBRARY_DIRS):
+            if not path.startswith(library_dirs):
                 if libraries:
                     break
                 where = f"{Path(path).name}:{frame.f_lineno}, in {frame.f_code.co_name}"
                 return Caller(code=where)
             # A package is named by its top level (requests); the standard library by its
             # module, as its packages hold several clients (urllib.request, http.client).
-            stdlib = path.startswith(_STDLIB) and "-packages" not in path
+            stdlib = path.startswith(stdlib_dir) and "-packages" not in path
             named = module if stdlib else top
             if named not in libraries:
                 libraries.append(named)
