@@ -9,6 +9,9 @@ import contextlib
 import importlib
 import io
 import re
+import shlex
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -104,6 +107,29 @@ def test_example_project_of_the_page_passes(pytester: pytest.Pytester, page: str
     assert first.ret == 0, first.stdout.str()
     again = pytester.runpytest("-p", "no:cacheprovider")
     assert again.ret == 0, again.stdout.str()
+
+
+# A terminal session with the package's own command: its output is the package's, so it is
+# run, in the page's example project as the reader has it by then.
+COMMANDS = [
+    b for b in ALL if b.lang == "console" and b.code.startswith("$ python -m pytest_nucleo")
+]
+
+
+@pytest.mark.parametrize("block", COMMANDS, ids=[b.id for b in COMMANDS])
+def test_command_block_prints_what_it_shows(tmp_path: Path, block: Block) -> None:
+    command, *shown = block.code.splitlines()
+    assert not any(line.startswith("$ ") for line in shown), f"{block.id}: one command a block"
+    files = {b.target: b.code for b in PROJECTS[block.page] if b.line < block.line}
+    for name, code in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(code, encoding="utf-8")
+    arguments = shlex.split(command.removeprefix("$ python"))
+    ran = subprocess.run(
+        [sys.executable, *arguments], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert ran.stdout.splitlines() == shown, ran.stderr
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
