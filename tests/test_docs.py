@@ -109,27 +109,42 @@ def test_example_project_of_the_page_passes(pytester: pytest.Pytester, page: str
     assert again.ret == 0, again.stdout.str()
 
 
-# A terminal session with the package's own command: its output is the package's, so it is
-# run, in the page's example project as the reader has it by then.
-COMMANDS = [
-    b for b in ALL if b.lang == "console" and b.code.startswith("$ python -m pytest_nucleo")
-]
+# A terminal session with pytest or the package's own command: its output is the package's, so
+# it is run, in the page's example project as the reader has it by then.
+_COMMANDS = ("$ pytest", "$ python -m pytest_nucleo")
+SESSIONS = sorted({b.page for b in ALL if b.lang == "console" and b.code.startswith(_COMMANDS)})
+_DURATION = re.compile(r" in \d+\.\d+s$")
 
 
-@pytest.mark.parametrize("block", COMMANDS, ids=[b.id for b in COMMANDS])
-def test_command_block_prints_what_it_shows(tmp_path: Path, block: Block) -> None:
-    command, *shown = block.code.splitlines()
-    assert not any(line.startswith("$ ") for line in shown), f"{block.id}: one command a block"
-    files = {b.target: b.code for b in PROJECTS[block.page] if b.line < block.line}
-    for name, code in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(code, encoding="utf-8")
-    arguments = shlex.split(command.removeprefix("$ python"))
-    ran = subprocess.run(
-        [sys.executable, *arguments], cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
-    assert ran.stdout.splitlines() == shown, ran.stderr
+@pytest.mark.parametrize("page", SESSIONS)
+def test_the_pages_terminal_sessions_print_what_they_show(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, page: str
+) -> None:
+    """The page followed as a reader does: each file block written as it comes, each command
+    run where it comes, printing what the page shows (at 80 columns; a run's duration aside)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    for block in (b for b in ALL if b.page == page):
+        if block.marker is not None and block.marker.startswith("file: "):
+            path = tmp_path / block.target
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(block.code, encoding="utf-8")
+        elif block.lang == "console" and block.code.startswith(_COMMANDS):
+            command, *shown = block.code.splitlines()
+            assert not any(line.startswith("$ ") for line in shown), f"{block.id}: one command"
+            arguments = shlex.split(command.removeprefix("$ ").removeprefix("python"))
+            if arguments[0] == "pytest":
+                arguments[:1] = ["-m", "pytest"]
+            ran = subprocess.run(
+                [sys.executable, *arguments],
+                cwd=tmp_path,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            printed = [_DURATION.sub(" in N.NNs", line) for line in ran.stdout.splitlines()]
+            expected = [_DURATION.sub(" in N.NNs", line) for line in shown]
+            assert printed == expected, f"{block.id}\n{ran.stdout}{ran.stderr}"
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
