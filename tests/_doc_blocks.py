@@ -9,10 +9,11 @@ A block is checked according to its title or the HTML comment on the line right 
   (a later block for the same PATH replaces the earlier one, as a reader editing the file);
 - ``<!-- output -->``: the block is exactly what the page's previous Python block prints;
 - no comment: a ``python`` block runs, as a test module through pytest when it defines
-  ``test_`` functions and as a script otherwise; a ``console`` block that runs the package's
-  own command (``$ python -m pytest_nucleo ...``) runs in the page's example project and must
-  print what it shows; other blocks in the shown-only languages (commands, terminal output,
-  configuration) are shown only.
+  ``test_`` functions and as a script otherwise; a ``console`` block that runs pytest or the
+  package's own command (``$ pytest ...``, ``$ python -m pytest_nucleo ...``) runs in the
+  page's example project as written up to it, the page's earlier commands run before it, and
+  must print what it shows; other blocks in the shown-only languages (commands, terminal
+  output, configuration) are shown only.
 """
 
 from __future__ import annotations
