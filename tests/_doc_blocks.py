@@ -7,6 +7,8 @@ A block is checked according to its title or the HTML comment on the line right 
   sees which file it is): the block is the file PATH of the page's example project, which is
   written into an empty folder with the page's other file blocks and whose tests must pass
   (a later block for the same PATH replaces the earlier one, as a reader editing the file);
+  a ``text`` block of the page that shows a snapshot file, or entries of one (it starts with
+  ``# serializer version:`` or ``# name:``), must be in what those tests stored;
 - ``<!-- output -->``: the block is exactly what the page's previous Python block prints;
 - no comment: a ``python`` block runs, as a test module through pytest when it defines
   ``test_`` functions and as a script otherwise; a ``console`` block that runs pytest or the

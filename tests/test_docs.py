@@ -96,6 +96,9 @@ def test_excerpt_block_is_in_its_file(block: Block) -> None:
     assert block.code in source.read_text(encoding="utf-8"), f"not an excerpt of {block.target}"
 
 
+_SNAPSHOT = ("# serializer version: ", "# name: ")
+
+
 @pytest.mark.parametrize("page", sorted(PROJECTS))
 def test_example_project_of_the_page_passes(pytester: pytest.Pytester, page: str) -> None:
     files = {block.target: block.code for block in PROJECTS[page]}  # the last version of each
@@ -107,6 +110,11 @@ def test_example_project_of_the_page_passes(pytester: pytest.Pytester, page: str
     assert first.ret == 0, first.stdout.str()
     again = pytester.runpytest("-p", "no:cacheprovider")
     assert again.ret == 0, again.stdout.str()
+    # A text block showing a snapshot file, or entries of one, shows what the tests stored.
+    stored = "".join(p.read_text("utf-8") for p in pytester.path.glob("**/__snapshots__/*"))
+    for block in ALL:
+        if block.page == page and block.lang == "text" and block.code.startswith(_SNAPSHOT):
+            assert block.code in stored, f"{block.id} is not what the tests stored:\n{stored}"
 
 
 # A terminal session with pytest or the package's own command: its output is the package's, so
