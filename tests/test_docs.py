@@ -99,6 +99,23 @@ def test_excerpt_block_is_in_its_file(block: Block) -> None:
 _SNAPSHOT = ("# serializer version: ", "# name: ")
 
 
+def test_the_pages_python_files_have_names_of_their_own() -> None:
+    # The projects run in this suite's processes, where a module of tests/ or examples/ by the
+    # same name may already be imported: the page's file would then go untested, or fail to
+    # collect ("import file mismatch"). pytest keeps each conftest.py apart.
+    ours = {p.name for folder in ("tests", "examples") for p in (ROOT / folder).rglob("*.py")}
+    shared = sorted(
+        {
+            f"{block.id}: {block.target}"
+            for project in PROJECTS.values()
+            for block in project
+            if block.target.endswith(".py")
+            and Path(block.target).name in ours - {"conftest.py", "__init__.py"}
+        }
+    )
+    assert shared == [], "name these files otherwise than a module of tests/ or examples/"
+
+
 @pytest.mark.parametrize("page", sorted(PROJECTS))
 def test_example_project_of_the_page_passes(pytester: pytest.Pytester, page: str) -> None:
     files = {block.target: block.code for block in PROJECTS[page]}  # the last version of each

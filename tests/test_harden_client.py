@@ -10,7 +10,7 @@ import httpx
 import httpx2
 import pytest
 import requests
-from search_sdk import SearchClient, UsageLimitExceededError
+from harden_client_sdk import SearchClient, UsageLimitExceededError
 
 import pytest_nucleo as n
 from pytest_nucleo.testing import FakeUpstream, ToolContract, fails_with, respond
