@@ -136,8 +136,8 @@ def test_example_project_of_the_page_passes(pytester: pytest.Pytester, page: str
 
 # A terminal session with pytest or the package's own command: its output is the package's, so
 # it is run, in the page's example project as the reader has it by then.
-_COMMANDS = ("$ pytest", "$ python -m pytest_nucleo")
-SESSIONS = sorted({b.page for b in ALL if b.lang == "console" and b.code.startswith(_COMMANDS)})
+_COMMANDS = re.compile(r"\$ (?:cd \S+ && )?(?:pytest|python -m pytest_nucleo)\b")
+SESSIONS = sorted({b.page for b in ALL if b.lang == "console" and _COMMANDS.match(b.code)})
 _DURATION = re.compile(r" in \d+\.\d+s$")
 
 
@@ -154,16 +154,20 @@ def test_the_pages_terminal_sessions_print_what_they_show(
             path = tmp_path / block.target
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(block.code, encoding="utf-8")
-        elif block.lang == "console" and block.code.startswith(_COMMANDS):
+        elif block.lang == "console" and _COMMANDS.match(block.code):
             command, *shown = block.code.splitlines()
             assert not any(line.startswith("$ ") for line in shown), f"{block.id}: one command"
+            folder = tmp_path
+            if command.startswith("$ cd "):  # a folder of this repository: "$ cd DIR && ..."
+                place, _, rest = command.removeprefix("$ cd ").partition(" && ")
+                folder, command = ROOT / place, f"$ {rest}"
             arguments = shlex.split(command.removeprefix("$ ").removeprefix("python"))
             if arguments[0] == "pytest":
                 arguments[:1] = ["-m", "pytest"]
             # No timeout: subprocess waits for one by polling with time.sleep, which the
             # suite forbids.
             ran = subprocess.run(
-                [sys.executable, *arguments], cwd=tmp_path, capture_output=True, text=True
+                [sys.executable, *arguments], cwd=folder, capture_output=True, text=True
             )
             printed = [_DURATION.sub(" in N.NNs", line) for line in ran.stdout.splitlines()]
             expected = [_DURATION.sub(" in N.NNs", line) for line in shown]
