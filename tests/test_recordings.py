@@ -435,23 +435,6 @@ def test_neither_the_runtime_nor_the_plugin_imports_yaml_or_vcrpy() -> None:
     assert result.stdout.strip() == ""
 
 
-def test_the_command_output_shown_in_the_docs_is_true(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import re
-
-    # Wherever the README or a docs page shows the command's output, it is what it prints.
-    root = RECORDINGS.parent.parent
-    pages = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
-    pattern = r"```text\n(cassettes/github_issues\.json:2 .*?)```"
-    shown = [m for page in pages for m in re.findall(pattern, page.read_text("utf-8"), re.S)]
-    assert shown
-    monkeypatch.chdir(root / "examples" / "recorded")
-    assert main(["scenarios", "cassettes/github_issues.json"]) == 0
-    printed = capsys.readouterr().out
-    assert all(text == printed for text in shown)
-
-
 def test_the_tags_and_shapes_vcrpy_writes_are_read(tmp_path: Path) -> None:
     import gzip
 
