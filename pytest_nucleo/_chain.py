@@ -176,9 +176,10 @@ def wrap_with_context(
 ) -> LLMReadableCheckedException:
     """Readdress a failed service call to what the model knows: the parameter it sent.
 
-    A correctable failure anywhere in the chain becomes an :class:`InvalidInputException`
-    naming the parameter and its value, with the step and the buried model message as the
-    rule (so a 404 on a fetch reaches the model as a parameter to fix). A throttle stays a
+    When the first LLM-readable failure in the chain is correctable, it becomes an
+    :class:`InvalidInputException` naming the parameter and its value, with the step and the
+    buried model message as the rule (so a 404 on a fetch reaches the model as a parameter to
+    fix). A throttle stays a
     throttle: an :class:`UpstreamThrottleException` naming the service and the step, with the
     server's wait (``retry_after``). Any other uncorrectable one, or a chain with nothing
     LLM-readable, becomes an :class:`ExternalServiceException` naming the service, with the

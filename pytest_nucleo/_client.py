@@ -31,7 +31,7 @@ from ._exceptions import (
 from ._excerpt import body_excerpt, safe_endpoint
 from ._quote import said_of
 from ._status import http_exception
-from ._text import BODY_LENGTH_LIMIT, VALUE_LIMIT, next_step, one_line
+from ._text import BODY_LENGTH_LIMIT, VALUE_LIMIT, fit_to_bound, next_step, one_line
 
 if TYPE_CHECKING:
     import httpx2
@@ -252,12 +252,16 @@ def not_json_exception(
     path = safe_endpoint(view.endpoint)
     excerpt = body_excerpt(view.body, content_type=content_type, known=view.known)
     kind = f" ({one_line(content_type, VALUE_LIMIT)})" if content_type else ""
-    first = (
-        f"The external service {one_line(service, VALUE_LIMIT)} answered {path} with HTTP "
-        f"{view.status}, but its answer{kind} "
-        f"{_TOO_DEEP if deep else 'was not the JSON expected'}."
-    )
     then = next_step(None)
+    first = fit_to_bound(
+        lambda name, shown: (
+            f"The external service {name} answered {shown} with HTTP {view.status}, but its "
+            f"answer{kind} {_TOO_DEEP if deep else 'was not the JSON expected'}."
+        ),
+        one_line(service, VALUE_LIMIT),
+        path,
+        BODY_LENGTH_LIMIT - len(then) - 1,
+    )
     said = said_of(excerpt, len(view.body or ""), BODY_LENGTH_LIMIT - len(first) - len(then))
     failure = ExternalServiceException(
         service,

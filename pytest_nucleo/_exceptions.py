@@ -32,8 +32,9 @@ Every exception has two messages: ``str(exc)`` is the technical one, for logs an
 ``exc.llm_message`` is plain, actionable text for the model. ``exc.explain_to_llm()`` is the
 model message, a newline, and one hint line chosen only by ``is_correctable``.
 
-Constructor arguments are kept as attributes of the same names and as ``exc.args``, so every
-exception pickles with its fields and its cause. A cause that could not be rebuilt on loading
+Constructor arguments are kept as attributes of the same names and, but for the retry
+signals (whose ``args`` is their message alone, as for a plain exception), as ``exc.args``;
+every exception pickles with its fields and its cause. A cause that could not be rebuilt on loading
 (it does not pickle, or its constructor does not take its own ``args``) travels as a plain
 ``Exception`` stand-in keeping its class name and message. Each level of a chain is checked
 once, so pickling costs time in proportion to the chain's length.

@@ -65,8 +65,8 @@ DEFAULT_MAX_BACKOFF = 30.0
 _DEFAULTS = (DEFAULT_RETRIES, DEFAULT_BACKOFF, DEFAULT_MAX_BACKOFF)
 
 DEFAULT_TEXT_LIMIT = 50_000
-"""Most characters of a success text the model reads (about 12,000 tokens); past it the
-middle is cut. Set per tool with ``@tool(text_limit=...)`` or ``run_tool(..., text_limit=...)``."""
+"""Most characters of a tool's value the model reads (about 12,000 tokens); past it the
+middle is cut, and a note of about 250 characters says how much and how to ask for less. Set per tool with ``@tool(text_limit=...)`` or ``run_tool(..., text_limit=...)``."""
 
 _NEVER_CAUGHT = (KeyboardInterrupt, SystemExit)
 """What the runner lets through from a tool: the user or the process asked to stop."""
@@ -222,7 +222,8 @@ class ToolInfo:
     limiters: tuple[RateLimiter, ...] = ()
     """The limiters asked before each call."""
     text_limit: int | None = None
-    """The most characters of a success text; None: :data:`DEFAULT_TEXT_LIMIT`."""
+    """The most characters of a value's text the model reads (a cut one gets a note besides);
+    None: :data:`DEFAULT_TEXT_LIMIT`."""
     cost: Cost | None = None
     """What a call costs its limiters, called with the call's arguments; None: one request."""
 
@@ -1196,8 +1197,9 @@ def run_tool(
       numbers). A cost function that raises fails the call like the tool would.
     - ``cancel``: a :class:`CancelToken` checked before each attempt and each wait.
     - ``text_limit`` (default: that of ``@tool``, else :data:`DEFAULT_TEXT_LIMIT`): the most
-      characters of a success text; past it the model reads the head and the tail around a
-      note of how much was cut, telling it to narrow its request. ``value`` keeps it all.
+      characters of the value's text the model reads; past it the model reads the head and
+      the tail around a note (about 250 characters more) of how much was cut, telling it to
+      narrow its request. ``value`` keeps it all.
     - ``str_fallback``: a value with no JSON form (an object of your own, a framework's image)
       reads as its ``str()`` instead of failing the call; the adapters set it, since the
       frameworks they hand values to convert such a value themselves.

@@ -45,6 +45,7 @@ from ._text import (
     VALUE_LIMIT,
     Cleaned,
     clean_block,
+    fit_to_bound,
     next_step,
     one_line,
     seconds,
@@ -322,8 +323,13 @@ class _Carrier(HttpErrorResponse):
     def _mean(self, a: _Answer) -> tuple[Cleaned, dict[str, object]]:
         """The model text, and the fields the exception whose meaning this status has keeps
         (its constructor arguments, by name). The quote gets what the length bound leaves."""
-        first = self._text.format(name=a.name, endpoint=a.endpoint, status=a.status)
         then = self._advice(a)
+        first = fit_to_bound(
+            lambda name, path: self._text.format(name=name, endpoint=path, status=a.status),
+            a.name,
+            a.endpoint,
+            BODY_LENGTH_LIMIT - len(then) - 1,
+        )
         said = a.said(BODY_LENGTH_LIMIT - len(first) - len(then) - 1)
         return Cleaned(f"{first}{said} {then}"), self._meaning_fields(a)
 
@@ -577,9 +583,10 @@ def http_exception(
     ``endpoint`` may be a full URL: only its path is kept. ``body`` is the raw body (bytes or
     text); only a bounded excerpt of it is kept. From ``headers`` come Retry-After (as
     ``retry_after``, via :func:`parse_retry_after`), the content type (to read HTML and the
-    charset) and GitHub-style ``x-ratelimit-remaining``; a header sent twice counts by its first
-    value. ``known`` are values the caller sent (credentials, header and query values): they
-    are masked wherever they appear. A 400, 401, 403 or 503 whose body says throttle (see
+    charset) and GitHub-style ``x-ratelimit-remaining``; a Retry-After or a content type sent
+    twice counts by its first value, an ``x-ratelimit-remaining`` by any value of 0.
+    ``known`` are values the caller sent (credentials, header and query values): they are
+    masked wherever they appear. A 400, 401, 403 or 503 whose body says throttle (see
     :data:`THROTTLE_PATTERNS`, and :data:`THROTTLE_400_PATTERNS` for a 400), or a 401/403 with
     ``x-ratelimit-remaining: 0``, gives :class:`HttpThrottledStatusException`. A 2xx status is
     not a failure: ValueError.

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ._secrets import redact_piece
 
@@ -20,8 +20,10 @@ MESSAGE_LIMIT = 2000
 """Characters kept of a free-text field (a rule, error details, a reason, a message)."""
 
 BODY_LENGTH_LIMIT = 400
-"""Characters a model text built by the package keeps before its hint line: a quote of what a
-server said is cut to fit. The text checks hold every text to it."""
+"""Characters a model text the package builds from an answer (a status, no answer, a body
+that is not JSON) keeps before its hint line: a quote of what the server said is cut to fit,
+and a long path, then a long service name, is shortened. The text checks hold every text to
+it, a tool's own words (a rule, details) included."""
 
 # Headroom read past a limit before masking, so that a secret straddling the cut is still
 # recognised by its full shape and masked rather than half shown.
@@ -161,6 +163,31 @@ def render_value(value: object, limit: int = VALUE_LIMIT) -> str:
 
 _LONGEST_INT_BITS = 660
 """Integers of more bits (about 199 digits and up) are shown by their size, not their digits."""
+
+
+_SHORTEST_SHOWN = 40
+"""Characters a service name or a path keeps at least when a text is fitted to its bound."""
+
+
+def fit_to_bound(
+    build: Callable[[str, str], str], name: str, path: str, limit: int = BODY_LENGTH_LIMIT
+) -> str:
+    """``build(name, path)``, the part of a model text before its hint line that names a
+    service and a path, kept within ``limit`` characters: past it, the path loses its middle
+    (its start says what kind of resource, its end which one), then the name its end, each
+    to no fewer than 40 characters. Both are bounded already (a name to 200 characters, a
+    path to 300); together, in the longest sentences, they could pass the bound."""
+    text = build(name, path)
+    over = len(text) - limit
+    if over > 0 and len(path) > _SHORTEST_SHOWN:
+        keep = max(_SHORTEST_SHOWN, len(path) - over) - 3
+        path = f"{path[: keep // 2]}...{path[len(path) - (keep - keep // 2) :]}"
+        text = build(name, path)
+        over = len(text) - limit
+    if over > 0 and len(name) > _SHORTEST_SHOWN:
+        name = name[: max(_SHORTEST_SHOWN, len(name) - over) - 3].rstrip() + "..."
+        text = build(name, path)
+    return text
 
 
 def _digits(value: int) -> int:

@@ -155,3 +155,51 @@ def test_instructions_meant_for_a_person_are_not_quoted() -> None:
     assert without_instructions(billing) == "Your credit balance is too low."
     only_a_link = "See https://status.example for details."
     assert without_instructions(only_a_link) == only_a_link  # nothing else to say: kept
+
+
+# A service name and a path each at the length they are bounded to (200 and 300 characters):
+# the sentence naming both passed the bound of the text before its hint line (446 to 668
+# characters for a 404), which the package's own text checks then reported.
+LONG_SERVICE = "Inventory " * 20
+LONG_URL = "https://api.example/" + "/".join(f"segment{n}" for n in range(28)) + "/item-42"
+
+
+def test_the_long_path_is_as_long_as_a_path_is_kept() -> None:
+    assert len(nucleo.safe_endpoint(LONG_URL)) == len(LONG_URL) - len("https://api.example") > 250
+
+
+def _fits(text: str) -> None:
+    assert [p for p in text_problems(text) if p.rule == "too long"] == []
+
+
+def test_a_long_service_and_path_keep_every_mapped_text_within_its_bound() -> None:
+    for status in [*nucleo.HTTP_STATUS_TABLE, 300, 418, 599]:
+        for service in (LONG_SERVICE, "Inventory"):
+            failure = nucleo.http_exception(service, LONG_URL, status, "no such thing")
+            text = failure.explain_to_llm()
+            _fits(text)
+            assert "/segment0/" in text  # what kind of resource
+            assert "/item-42" in text  # and which one
+    throttled = nucleo.http_exception(LONG_SERVICE, LONG_URL, 403, "API rate limit exceeded")
+    assert isinstance(throttled, nucleo.HttpThrottledStatusException)
+    _fits(throttled.explain_to_llm())
+
+
+def test_a_long_service_and_path_keep_the_no_answer_and_not_json_texts_within_their_bound() -> None:
+    from pytest_nucleo._client import not_json_exception
+    from pytest_nucleo._clients import ResponseView
+    from pytest_nucleo._clients._kinds import Transport, transport_exception
+
+    for kind in Transport:
+        failure = transport_exception(LONG_SERVICE, TimeoutError(), kind, "GET", LONG_URL)
+        _fits(failure.explain_to_llm())
+        assert "GET /segment0/" in failure.explain_to_llm()
+    view = ResponseView(200, LONG_URL, {}, b"<html>Sign in</html>", ())
+    for deep in (False, True):
+        text = not_json_exception(LONG_SERVICE, view, "text/html", "no JSON", deep=deep)
+        _fits(text.explain_to_llm())
+
+
+def test_a_long_path_is_shown_by_its_start_and_its_end(llm_snapshot: object) -> None:
+    text = nucleo.http_exception(LONG_SERVICE, LONG_URL, 404, "no such thing").explain_to_llm()
+    assert text == llm_snapshot

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from pytest_nucleo._exceptions import ExternalServiceException
 from pytest_nucleo._excerpt import safe_endpoint
-from pytest_nucleo._text import VALUE_LIMIT, next_step, one_line
+from pytest_nucleo._text import BODY_LENGTH_LIMIT, VALUE_LIMIT, fit_to_bound, next_step, one_line
 
 logger = logging.getLogger("pytest_nucleo.http")
 
@@ -98,20 +98,25 @@ def transport_exception(
     name = one_line(service, VALUE_LIMIT)
     if not service_known:
         name = f"called by {name}"
-    call = ""
-    if method and url:
-        call = f"{one_line(method, 16)} {safe_endpoint(url)}"
-    elif url:
-        call = safe_endpoint(url)
+    verb = f"{one_line(method, 16)} " if method and url else ""
+    path = safe_endpoint(url) if url else ""
+    call = f"{verb}{path}"
     sent = _SENT_BEFORE if sent_before and kind.sent_nothing else kind.sent
+    then = next_step(None)
+    first = fit_to_bound(
+        lambda who, shown: (
+            f"The external service {who} gave no answer{' to ' + verb + shown if url else ''}: "
+            f"{kind.what}. {sent[0].upper()}{sent[1:]}."
+        ),
+        name,
+        path,
+        BODY_LENGTH_LIMIT - len(then) - 1,
+    )
     failure = ExternalServiceException(
         service,
         f"{call + ' ' if call else ''}got no response ({type(error).__name__}): "
         f"{kind.what}; {sent}",
-        llm_message=(
-            f"The external service {name} gave no answer{' to ' + call if call else ''}: "
-            f"{kind.what}. {sent[0].upper()}{sent[1:]}. {next_step(None)}"
-        ),
+        llm_message=f"{first} {then}",
     )
     logger.debug("%s", failure)
     return failure

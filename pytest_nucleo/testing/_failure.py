@@ -204,7 +204,7 @@ class fails_with(Generic[E]):  # noqa: N801 - used like pytest.raises
         __tracebackhide__ = True
         _check_expectation(expected, correctable, "fails_with")
         self.expected = expected
-        """The class the block must raise (or carry in its cause chain)."""
+        """The class the block must raise (itself, not only somewhere in its cause chain)."""
         self.correctable = correctable
         """Whether the failure must be correctable; None: either."""
         self.match = _check_pattern(match)
