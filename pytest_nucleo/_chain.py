@@ -179,9 +179,8 @@ def wrap_with_context(
     When the first LLM-readable failure in the chain is correctable, it becomes an
     :class:`InvalidInputException` naming the parameter and its value, with the step and the
     buried model message as the rule (so a 404 on a fetch reaches the model as a parameter to
-    fix). A throttle stays a
-    throttle: an :class:`UpstreamThrottleException` naming the service and the step, with the
-    server's wait (``retry_after``). Any other uncorrectable one, or a chain with nothing
+    fix). A throttle stays a throttle: an :class:`UpstreamThrottleException` naming the
+    service and the step, with the server's wait (``retry_after``). Any other uncorrectable one, or a chain with nothing
     LLM-readable, becomes an :class:`ExternalServiceException` naming the service, with the
     step and the buried model message (or the deepest raw message).
     Retry signals in the chain are raised as themselves. The result's cause is ``exc``.

@@ -34,9 +34,9 @@ model message, a newline, and one hint line chosen only by ``is_correctable``.
 
 Constructor arguments are kept as attributes of the same names and, but for the retry
 signals (whose ``args`` is their message alone, as for a plain exception), as ``exc.args``;
-every exception pickles with its fields and its cause. A cause that could not be rebuilt on loading
-(it does not pickle, or its constructor does not take its own ``args``) travels as a plain
-``Exception`` stand-in keeping its class name and message. Each level of a chain is checked
+every exception pickles with its fields and its cause. A cause that could not be rebuilt on
+loading (it does not pickle, or its constructor does not take its own ``args``) travels as a
+plain ``Exception`` stand-in keeping its class name and message. Each level of a chain is checked
 once, so pickling costs time in proportion to the chain's length.
 """
 

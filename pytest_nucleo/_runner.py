@@ -66,7 +66,8 @@ _DEFAULTS = (DEFAULT_RETRIES, DEFAULT_BACKOFF, DEFAULT_MAX_BACKOFF)
 
 DEFAULT_TEXT_LIMIT = 50_000
 """Most characters of a tool's value the model reads (about 12,000 tokens); past it the
-middle is cut, and a note of about 250 characters says how much and how to ask for less. Set per tool with ``@tool(text_limit=...)`` or ``run_tool(..., text_limit=...)``."""
+middle is cut, and a note of about 250 characters says how much and how to ask for less.
+Set per tool with ``@tool(text_limit=...)`` or ``run_tool(..., text_limit=...)``."""
 
 _NEVER_CAUGHT = (KeyboardInterrupt, SystemExit)
 """What the runner lets through from a tool: the user or the process asked to stop."""
