@@ -14,8 +14,9 @@ A block is checked according to its title or the HTML comment on the line right 
   ``test_`` functions and as a script otherwise; a ``console`` block that runs pytest or the
   package's own command (``$ pytest ...``, ``$ python -m pytest_nucleo ...``) runs in the
   page's example project as written up to it, the page's earlier commands run before it (or
-  in a folder of this repository, ``$ cd DIR && ...``), and must print what it shows; other blocks in the shown-only languages (commands, terminal
-  output, configuration) are shown only.
+  in a folder of this repository, ``$ cd DIR && ...``), and must print what it shows; other
+  blocks in the shown-only languages (commands, terminal output, configuration) are shown
+  only.
 """
 
 from __future__ import annotations

@@ -157,7 +157,7 @@ def test_instructions_meant_for_a_person_are_not_quoted() -> None:
     assert without_instructions(only_a_link) == only_a_link  # nothing else to say: kept
 
 
-# A service name and a path each at the length they are bounded to (200 and 300 characters):
+# A service name and a path near the lengths they are bounded to (200 and 300 characters):
 # the sentence naming both passed the bound of the text before its hint line (446 to 668
 # characters for a 404), which the package's own text checks then reported.
 LONG_SERVICE = "Inventory " * 20
