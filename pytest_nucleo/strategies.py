@@ -133,8 +133,9 @@ _MALFORMED_RETRY_AFTER = (
 
 
 def retry_after_values(*, valid: bool | None = None) -> st.SearchStrategy[RetryAfterValue]:
-    """``Retry-After`` values: delay-seconds and HTTP-dates (past and future) when valid, and the
-    malformed forms parsers get wrong (``+1``, ``1e3``, ``nan``, full-width digits, ...).
+    """``Retry-After`` values: delay-seconds and HTTP-dates (up to a day before or after the
+    strategy is first drawn from) when valid, and the malformed forms parsers get wrong (``+1``,
+    ``1e3``, ``nan``, full-width digits, ...).
 
     ``valid=True`` or ``False`` keeps one kind; the default mixes both.
     """
@@ -143,7 +144,10 @@ def retry_after_values(*, valid: bool | None = None) -> st.SearchStrategy[RetryA
         if valid not in (None, True, False):
             raise InvalidArgument(f"valid={valid!r} must be True, False or None")
         seconds = st.integers(0, 86_400).map(str)
-        base = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+        # Within a day of when the strategy is built, so that a date is past or future for the
+        # code under test, which reads it against the current time (a fixed day would turn
+        # every date into a past one once that day has gone by).
+        base = datetime.now(UTC).replace(microsecond=0)
         dates = st.integers(-86_400, 86_400).map(
             lambda offset: format_datetime(base + timedelta(seconds=offset), usegmt=True)
         )

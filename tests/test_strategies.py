@@ -7,7 +7,7 @@ import re
 import httpx
 import pytest
 import sample_tools
-from hypothesis import given
+from hypothesis import find, given
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
@@ -76,6 +76,20 @@ def test_a_failing_example_is_printed_as_its_readable_repr(
 @given(nst.retry_after_values())
 def test_the_valid_flag_agrees_with_the_parser(value: nst.RetryAfterValue) -> None:
     assert (nucleo.parse_retry_after(value.header) is not None) is value.valid
+
+
+def test_retry_after_dates_fall_before_and_after_now() -> None:
+    # The parser reads a date against the current time: a date a day ahead asks for a wait,
+    # one a day behind for none. (Dates around a fixed day all fell behind once it had gone by.)
+    def date_waiting(wait: bool) -> nst.RetryAfterValue:
+        def read(value: nst.RetryAfterValue) -> bool:
+            seconds = nucleo.parse_retry_after(value.header)
+            return not value.header.isdigit() and seconds is not None and (seconds > 0) is wait
+
+        return find(nst.retry_after_values(valid=True), read)
+
+    assert nucleo.parse_retry_after(date_waiting(True).header) > 0  # type: ignore[operator]
+    assert nucleo.parse_retry_after(date_waiting(False).header) == 0
 
 
 @given(nst.error_bodies(kinds=["secret"]))
