@@ -36,7 +36,7 @@ from ._exceptions import (
 )
 from ._message import readable_message
 from ._quote import fit_quote
-from ._text import BODY_LENGTH_LIMIT, VALUE_LIMIT, one_line, render_value
+from ._text import BODY_LENGTH_LIMIT, VALUE_LIMIT, one_line, render_value, shorten_long_runs
 
 MAX_CHAIN = 256
 """Most exceptions any walk visits; real chains are a handful, hostile ones are cut here."""
@@ -203,10 +203,7 @@ def wrap_with_context(
             parameter_name,
             parameter_value,
             f"{step}: {rule}",
-            llm_message=fit_quote(
-                f"{during}, with the parameter '{name}' = {shown}: {rule}",
-                BODY_LENGTH_LIMIT,
-            ),
+            llm_message=_fitted(f"{during}, with the parameter '{name}' = {shown}: {rule}"),
         )
     elif isinstance(found, UpstreamThrottleException):
         # Still a throttle to the model, with the server's wait: "failed" would hide both.
@@ -214,18 +211,24 @@ def wrap_with_context(
             service_name,
             f"{step}: {found.llm_message}",
             found.retry_after,
-            llm_message=fit_quote(f"{during}: {found.llm_message}", BODY_LENGTH_LIMIT),
+            llm_message=_fitted(f"{during}: {found.llm_message}"),
         )
     elif found is not None:
         wrapped = ExternalServiceException(
             service_name,
             f"{step}: {found.llm_message}",
-            llm_message=fit_quote(f"{during}: {found.llm_message}", BODY_LENGTH_LIMIT),
+            llm_message=_fitted(f"{during}: {found.llm_message}"),
         )
     else:
         wrapped = ExternalServiceException(service_name, f"{step}: {deepest_message(exc)}")
     wrapped.__cause__ = exc
     return wrapped
+
+
+def _fitted(text: str) -> str:
+    """A wrapper's text within the bound of a text before its hint line: the buried text fit
+    it alone, so what the wrapper puts before it is paid for by its quote, then its path."""
+    return shorten_long_runs(fit_quote(text, BODY_LENGTH_LIMIT))
 
 
 def _correctable_rule(found: LLMReadableException) -> str:

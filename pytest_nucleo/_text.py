@@ -190,6 +190,27 @@ def fit_to_bound(
     return text
 
 
+_LONG_RUN = re.compile(rf"\S{{{_SHORTEST_SHOWN + 1},}}")
+
+
+def shorten_long_runs(text: str, limit: int = BODY_LENGTH_LIMIT) -> str:
+    """``text`` within ``limit`` characters by cutting the middle of its longest runs without
+    a space (a path), each to no fewer than 40 characters; a text that fits, or has no such
+    run left, as it is. For a wrapper that puts words before a text fitted without them."""
+    while len(text) > limit:
+        runs = list(_LONG_RUN.finditer(text))
+        if not runs:
+            break
+        longest = max(runs, key=lambda run: len(run.group()))
+        run = longest.group()
+        keep = max(_SHORTEST_SHOWN, len(run) - (len(text) - limit)) - 3
+        text = (
+            f"{text[: longest.start()]}{run[: keep // 2]}...{run[len(run) - (keep - keep // 2) :]}"
+            f"{text[longest.end() :]}"
+        )
+    return text
+
+
 def _digits(value: int) -> int:
     """How many decimal digits the positive ``value`` has."""
     digits = int(math.log10(value)) + 1

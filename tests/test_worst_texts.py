@@ -6,6 +6,8 @@ style they broke is "How the texts are written" in docs/explanation/failure-cont
 
 from __future__ import annotations
 
+import itertools
+
 import httpx
 
 import pytest_nucleo as nucleo
@@ -198,6 +200,22 @@ def test_a_long_service_and_path_keep_the_no_answer_and_not_json_texts_within_th
     for deep in (False, True):
         text = not_json_exception(LONG_SERVICE, view, "text/html", "no JSON", deep=deep)
         _fits(text.explain_to_llm())
+
+
+def test_a_long_service_and_path_keep_a_wrapped_text_within_its_bound() -> None:
+    # service_call puts the step (and the parameter) before the buried text, which had fit
+    # the bound alone: the wrapper's words are paid for by the quote, then the path. (A name
+    # of words near its own bound, 200 characters, can still leave a wrapped text over.)
+    for service, status in itertools.product(
+        ("Inventory", "Inventory " * 10), [*nucleo.HTTP_STATUS_TABLE, 599]
+    ):
+        try:
+            with nucleo.service_call("Inventory", "item", "42", "an item fetch"):
+                raise nucleo.http_exception(service, LONG_URL, status, "no such thing")
+        except nucleo.LLMReadableException as failure:
+            text = failure.explain_to_llm()
+        _fits(text)
+        assert text.startswith("During an item fetch")
 
 
 def test_a_long_path_is_shown_by_its_start_and_its_end(llm_snapshot: object) -> None:
