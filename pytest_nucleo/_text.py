@@ -180,8 +180,7 @@ def fit_to_bound(
     text = build(name, path)
     over = len(text) - limit
     if over > 0 and len(path) > _SHORTEST_SHOWN:
-        keep = max(_SHORTEST_SHOWN, len(path) - over) - 3
-        path = f"{path[: keep // 2]}...{path[len(path) - (keep - keep // 2) :]}"
+        path = _without_middle(path, max(_SHORTEST_SHOWN, len(path) - over))
         text = build(name, path)
         over = len(text) - limit
     if over > 0 and len(name) > _SHORTEST_SHOWN:
@@ -203,12 +202,15 @@ def shorten_long_runs(text: str, limit: int = BODY_LENGTH_LIMIT) -> str:
             break
         longest = max(runs, key=lambda run: len(run.group()))
         run = longest.group()
-        keep = max(_SHORTEST_SHOWN, len(run) - (len(text) - limit)) - 3
-        text = (
-            f"{text[: longest.start()]}{run[: keep // 2]}...{run[len(run) - (keep - keep // 2) :]}"
-            f"{text[longest.end() :]}"
-        )
+        shorter = _without_middle(run, max(_SHORTEST_SHOWN, len(run) - (len(text) - limit)))
+        text = f"{text[: longest.start()]}{shorter}{text[longest.end() :]}"
     return text
+
+
+def _without_middle(text: str, length: int) -> str:
+    """``text`` cut to ``length`` characters by replacing its middle with ``...``."""
+    keep = length - 3
+    return f"{text[: keep // 2]}...{text[len(text) - (keep - keep // 2) :]}"
 
 
 def _digits(value: int) -> int:
