@@ -164,8 +164,8 @@ def test_the_pages_terminal_sessions_print_what_they_show(
             arguments = shlex.split(command.removeprefix("$ ").removeprefix("python"))
             if arguments[0] == "pytest":
                 arguments[:1] = ["-m", "pytest"]
-            # No timeout: subprocess waits for one by polling with time.sleep, which the
-            # suite forbids.
+            # No timeout: with one, subprocess polls the child on the real clock between
+            # naps, which the suite's clock guard forbids; without, it blocks on the child.
             ran = subprocess.run(
                 [sys.executable, *arguments], cwd=folder, capture_output=True, text=True
             )

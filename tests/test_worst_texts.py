@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 
 import httpx
+import pytest
 
 import pytest_nucleo as nucleo
 from pytest_nucleo import LimiterRefusalException, UpstreamFailure
@@ -219,5 +220,15 @@ def test_a_long_service_and_path_keep_a_wrapped_text_within_its_bound() -> None:
 
 
 def test_a_long_path_is_shown_by_its_start_and_its_end(llm_snapshot: object) -> None:
+    from pytest_nucleo._clients._kinds import Transport, transport_exception
+
     text = nucleo.http_exception(LONG_SERVICE, LONG_URL, 404, "no such thing").explain_to_llm()
     assert text == llm_snapshot
+    no_answer = transport_exception(
+        LONG_SERVICE, TimeoutError(), Transport.READ_TIMEOUT, "GET", LONG_URL
+    )
+    assert no_answer.explain_to_llm() == llm_snapshot
+    step = nucleo.service_call("Inventory", "item", "42", "an item fetch")
+    with pytest.raises(nucleo.LLMReadableException) as wrapped, step:
+        raise nucleo.http_exception("Inventory " * 10, LONG_URL, 503, "maintenance")
+    assert wrapped.value.explain_to_llm() == llm_snapshot
