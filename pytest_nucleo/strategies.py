@@ -132,10 +132,15 @@ _MALFORMED_RETRY_AFTER = (
 )
 
 
+_DATE_MARGIN = 300
+"""Seconds a drawn HTTP-date keeps from the current time, so a test reads it the same way
+however long hypothesis takes to replay it."""
+
+
 def retry_after_values(*, valid: bool | None = None) -> st.SearchStrategy[RetryAfterValue]:
-    """``Retry-After`` values: delay-seconds and HTTP-dates (up to a day before or after the
-    strategy is first drawn from) when valid, and the malformed forms parsers get wrong (``+1``,
-    ``1e3``, ``nan``, full-width digits, ...).
+    """``Retry-After`` values: delay-seconds and HTTP-dates (from five minutes to a day before
+    or after the strategy is first drawn from) when valid, and the malformed forms parsers get
+    wrong (``+1``, ``1e3``, ``nan``, full-width digits, ...).
 
     ``valid=True`` or ``False`` keeps one kind; the default mixes both.
     """
@@ -146,10 +151,15 @@ def retry_after_values(*, valid: bool | None = None) -> st.SearchStrategy[RetryA
         seconds = st.integers(0, 86_400).map(str)
         # Within a day of when the strategy is built, so that a date is past or future for the
         # code under test, which reads it against the current time (a fixed day would turn
-        # every date into a past one once that day has gone by).
+        # every date into a past one once that day has gone by). Never within five minutes of
+        # it: hypothesis shrinks towards the smallest offset, and a date a second ahead would
+        # be future on the first run and past on the replay, which hypothesis calls flaky.
         base = datetime.now(UTC).replace(microsecond=0)
-        dates = st.integers(-86_400, 86_400).map(
-            lambda offset: format_datetime(base + timedelta(seconds=offset), usegmt=True)
+        away = st.integers(_DATE_MARGIN, 86_400)
+        dates = st.tuples(away, st.sampled_from((1, -1))).map(
+            lambda drawn: format_datetime(
+                base + timedelta(seconds=drawn[0] * drawn[1]), usegmt=True
+            )
         )
         good = st.one_of(seconds, dates).map(lambda h: RetryAfterValue(h, True))
         bad = st.sampled_from(_MALFORMED_RETRY_AFTER).map(lambda h: RetryAfterValue(h, False))

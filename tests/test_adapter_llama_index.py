@@ -77,6 +77,7 @@ def test_the_run_goes_on_after_a_failure(fake_upstream: Any) -> None:
     assert run_through_agent(SYNC_TOOL, arguments).is_error
 
 
+@pytest.mark.nucleo(expect_leaks=True)
 def test_the_tool_output_carries_the_failure_for_code() -> None:
     output = llama_index_tool(adapter_tools.leaky).call(order_number="1")
     assert output.is_error
