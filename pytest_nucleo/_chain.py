@@ -36,7 +36,14 @@ from ._exceptions import (
 )
 from ._message import readable_message
 from ._quote import fit_quote
-from ._text import BODY_LENGTH_LIMIT, VALUE_LIMIT, one_line, render_value, shorten_long_runs
+from ._text import (
+    BODY_LENGTH_LIMIT,
+    VALUE_LIMIT,
+    one_line,
+    render_value,
+    shorten_long_runs,
+    shorten_names,
+)
 
 MAX_CHAIN = 256
 """Most exceptions any walk visits; real chains are a handful, hostile ones are cut here."""
@@ -192,18 +199,26 @@ def wrap_with_context(
     wrapped: LLMReadableCheckedException
     # The buried message already names the service and ends with its own guidance: the
     # wrapper only says where it happened (and with which value), so nothing is said twice.
-    during = f"During {one_line(step, VALUE_LIMIT)}"
+    shown_step = one_line(step, VALUE_LIMIT)
+    during = f"During {shown_step}"
+    # Words the fitted text may cut the end of (see _fitted), after the quote and the path.
+    names = [shown_step, *_service_names(found)]
     if found is not None and found.is_correctable:
         # Says which value the request was made with, not that the value is invalid: a 413
         # is the size of the request the tool built, not a fault of an identifier.
-        shown = render_value(parameter_value)
         name = one_line(parameter_name, VALUE_LIMIT)
         rule = _correctable_rule(found)
+
+        def told(value_limit: int) -> str:
+            shown = render_value(parameter_value, value_limit)
+            text = f"{during}, with the parameter '{name}' = {shown}: {rule}"
+            return _fitted(text, [*names, name])
+
+        text = told(VALUE_LIMIT)
+        if len(text) > BODY_LENGTH_LIMIT:  # a value of many words: show less of it
+            text = told(_SHORTEST_VALUE)
         wrapped = InvalidInputException(
-            parameter_name,
-            parameter_value,
-            f"{step}: {rule}",
-            llm_message=_fitted(f"{during}, with the parameter '{name}' = {shown}: {rule}"),
+            parameter_name, parameter_value, f"{step}: {rule}", llm_message=text
         )
     elif isinstance(found, UpstreamThrottleException):
         # Still a throttle to the model, with the server's wait: "failed" would hide both.
@@ -211,13 +226,13 @@ def wrap_with_context(
             service_name,
             f"{step}: {found.llm_message}",
             found.retry_after,
-            llm_message=_fitted(f"{during}: {found.llm_message}"),
+            llm_message=_fitted(f"{during}: {found.llm_message}", names),
         )
     elif found is not None:
         wrapped = ExternalServiceException(
             service_name,
             f"{step}: {found.llm_message}",
-            llm_message=_fitted(f"{during}: {found.llm_message}"),
+            llm_message=_fitted(f"{during}: {found.llm_message}", names),
         )
     else:
         wrapped = ExternalServiceException(service_name, f"{step}: {deepest_message(exc)}")
@@ -225,10 +240,21 @@ def wrap_with_context(
     return wrapped
 
 
-def _fitted(text: str) -> str:
+_SHORTEST_VALUE = 40
+"""Characters of a parameter's value a wrapped text shows at least."""
+
+
+def _fitted(text: str, names: list[str]) -> str:
     """A wrapper's text within the bound of a text before its hint line: the buried text fit
-    it alone, so what the wrapper puts before it is paid for by its quote, then its path."""
-    return shorten_long_runs(fit_quote(text, BODY_LENGTH_LIMIT))
+    it alone, so what the wrapper puts before it is paid for by its quote, then its path,
+    then the end of the longest of ``names`` (the step, the parameter, the service)."""
+    return shorten_names(shorten_long_runs(fit_quote(text, BODY_LENGTH_LIMIT)), names)
+
+
+def _service_names(found: LLMReadableException | None) -> list[str]:
+    """The service names the buried text may show, as it shows them (one bounded line)."""
+    names = (getattr(found, "service", None), getattr(found, "service_name", None))
+    return [one_line(name, VALUE_LIMIT) for name in names if isinstance(name, str)]
 
 
 def _correctable_rule(found: LLMReadableException) -> str:

@@ -184,8 +184,7 @@ def fit_to_bound(
         text = build(name, path)
         over = len(text) - limit
     if over > 0 and len(name) > _SHORTEST_SHOWN:
-        name = name[: max(_SHORTEST_SHOWN, len(name) - over) - 3].rstrip() + "..."
-        text = build(name, path)
+        text = build(_without_end(name, over), path)
     return text
 
 
@@ -205,6 +204,32 @@ def shorten_long_runs(text: str, limit: int = BODY_LENGTH_LIMIT) -> str:
         shorter = _without_middle(run, max(_SHORTEST_SHOWN, len(run) - (len(text) - limit)))
         text = f"{text[: longest.start()]}{shorter}{text[longest.end() :]}"
     return text
+
+
+def shorten_names(text: str, names: Iterable[str], limit: int = BODY_LENGTH_LIMIT) -> str:
+    """``text`` within ``limit`` characters by cutting the end of the ``names`` it holds (a
+    service, a step, a parameter: words, which ``shorten_long_runs`` leaves alone), the
+    longest first, each to no fewer than 40 characters; a text that fits as it is. A name
+    the text shows cut already (``fit_to_bound``) is found by its start."""
+    for name in sorted(names, key=len, reverse=True):
+        over = len(text) - limit
+        if over <= 0 or len(name) <= _SHORTEST_SHOWN:
+            break
+        at = text.find(name)
+        if at < 0:
+            at = text.find(name[: _SHORTEST_SHOWN - 3])
+            end = text.find("...", at) + 3
+            if at < 0 or end < 3 or not name.startswith(text[at : end - 3]):
+                continue
+            name = text[at:end]
+        text = f"{text[:at]}{_without_end(name, over)}{text[at + len(name) :]}"
+    return text
+
+
+def _without_end(name: str, over: int) -> str:
+    """``name`` about ``over`` characters shorter, cut at its end (``...``), to no fewer than
+    40 characters."""
+    return name[: max(_SHORTEST_SHOWN, len(name) - over) - 3].rstrip() + "..."
 
 
 def _without_middle(text: str, length: int) -> str:

@@ -203,20 +203,40 @@ def test_a_long_service_and_path_keep_the_no_answer_and_not_json_texts_within_th
         _fits(text.explain_to_llm())
 
 
-def test_a_long_service_and_path_keep_a_wrapped_text_within_its_bound() -> None:
+def _buried(service: str, status: int | None) -> nucleo.LLMReadableException:
+    from pytest_nucleo._clients._kinds import Transport, transport_exception
+
+    if status is None:  # no answer at all
+        return transport_exception(service, TimeoutError(), Transport.READ_TIMEOUT, "GET", LONG_URL)
+    return nucleo.http_exception(service, LONG_URL, status, "no such thing " * 10)
+
+
+WORDS_AT_THEIR_BOUND = "an item fetch " * 14  # 196 characters of words, no long run to cut
+
+
+@pytest.mark.parametrize("service", ["Inventory", "Inventory " * 10, LONG_SERVICE, "I" * 200])
+@pytest.mark.parametrize("status", [*nucleo.HTTP_STATUS_TABLE, 599, None])
+def test_a_long_service_and_path_keep_a_wrapped_text_within_its_bound(
+    service: str, status: int | None
+) -> None:
     # service_call puts the step (and the parameter) before the buried text, which had fit
-    # the bound alone: the wrapper's words are paid for by the quote, then the path. (A name
-    # of words near its own bound, 200 characters, can still leave a wrapped text over.)
-    for service, status in itertools.product(
-        ("Inventory", "Inventory " * 10), [*nucleo.HTTP_STATUS_TABLE, 599]
-    ):
-        try:
-            with nucleo.service_call("Inventory", "item", "42", "an item fetch"):
-                raise nucleo.http_exception(service, LONG_URL, status, "no such thing")
-        except nucleo.LLMReadableException as failure:
-            text = failure.explain_to_llm()
+    # the bound alone: the wrapper's words are paid for by the quote, then the path, then the
+    # end of the longest names (the step, the parameter, the service), even when every one
+    # of them is near its own bound of 200 characters.
+    for step, parameter, value in [
+        ("an item fetch", "item", "42"),
+        (WORDS_AT_THEIR_BOUND, WORDS_AT_THEIR_BOUND, "42" * 100),
+        (WORDS_AT_THEIR_BOUND, "item", WORDS_AT_THEIR_BOUND),
+    ]:
+        with pytest.raises(nucleo.LLMReadableException) as wrapped:
+            with nucleo.service_call("Inventory", parameter, value, step):
+                raise _buried(service, status)
+        text = wrapped.value.explain_to_llm()
         _fits(text)
         assert text.startswith("During an item fetch")
+        plain = nucleo.wrap_with_context(_buried(service, status), service, "item", "42", step)
+        _fits(plain.explain_to_llm())
+        assert "/item-42" in text  # which resource stays in view
 
 
 def test_a_long_path_is_shown_by_its_start_and_its_end(llm_snapshot: object) -> None:
@@ -231,4 +251,10 @@ def test_a_long_path_is_shown_by_its_start_and_its_end(llm_snapshot: object) -> 
     step = nucleo.service_call("Inventory", "item", "42", "an item fetch")
     with pytest.raises(nucleo.LLMReadableException) as wrapped, step:
         raise nucleo.http_exception("Inventory " * 10, LONG_URL, 503, "maintenance")
+    assert wrapped.value.explain_to_llm() == llm_snapshot
+    every_name_long = nucleo.service_call(
+        "Inventory", WORDS_AT_THEIR_BOUND, WORDS_AT_THEIR_BOUND, WORDS_AT_THEIR_BOUND
+    )
+    with pytest.raises(nucleo.LLMReadableException) as wrapped, every_name_long:
+        raise nucleo.http_exception(LONG_SERVICE, LONG_URL, 404, "no such item")
     assert wrapped.value.explain_to_llm() == llm_snapshot
