@@ -240,8 +240,9 @@ def wrap_with_context(
     return wrapped
 
 
-_SHORTEST_VALUE = 40
-"""Characters of a parameter's value a wrapped text shows at least."""
+_SHORTEST_VALUE = 30
+"""Characters of a parameter's value a wrapped text shows at least (as of each name, see
+``shorten_names``: a wrapped text holds more of them than the text it wraps)."""
 
 
 def _fitted(text: str, names: list[str]) -> str:

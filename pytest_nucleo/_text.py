@@ -206,14 +206,16 @@ def shorten_long_runs(text: str, limit: int = BODY_LENGTH_LIMIT) -> str:
     return text
 
 
-def shorten_names(text: str, names: Iterable[str], limit: int = BODY_LENGTH_LIMIT) -> str:
+def shorten_names(
+    text: str, names: Iterable[str], limit: int = BODY_LENGTH_LIMIT, shortest: int = 30
+) -> str:
     """``text`` within ``limit`` characters by cutting the end of the ``names`` it holds (a
     service, a step, a parameter: words, which ``shorten_long_runs`` leaves alone), the
-    longest first, each to no fewer than 40 characters; a text that fits as it is. A name
-    the text shows cut already (``fit_to_bound``) is found by its start."""
+    longest first, each to no fewer than ``shortest`` characters; a text that fits as it is.
+    A name the text shows cut already (``fit_to_bound``) is found by its start."""
     for name in sorted(names, key=len, reverse=True):
         over = len(text) - limit
-        if over <= 0 or len(name) <= _SHORTEST_SHOWN:
+        if over <= 0 or len(name) <= shortest:
             break
         at = text.find(name)
         if at < 0:
@@ -222,14 +224,14 @@ def shorten_names(text: str, names: Iterable[str], limit: int = BODY_LENGTH_LIMI
             if at < 0 or end < 3 or not name.startswith(text[at : end - 3]):
                 continue
             name = text[at:end]
-        text = f"{text[:at]}{_without_end(name, over)}{text[at + len(name) :]}"
+        text = f"{text[:at]}{_without_end(name, over, shortest)}{text[at + len(name) :]}"
     return text
 
 
-def _without_end(name: str, over: int) -> str:
+def _without_end(name: str, over: int, shortest: int = _SHORTEST_SHOWN) -> str:
     """``name`` about ``over`` characters shorter, cut at its end (``...``), to no fewer than
-    40 characters."""
-    return name[: max(_SHORTEST_SHOWN, len(name) - over) - 3].rstrip() + "..."
+    ``shortest`` characters."""
+    return name[: max(shortest, len(name) - over) - 3].rstrip() + "..."
 
 
 def _without_middle(text: str, length: int) -> str:

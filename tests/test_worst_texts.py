@@ -227,6 +227,7 @@ def test_a_long_service_and_path_keep_a_wrapped_text_within_its_bound(
         ("an item fetch", "item", "42"),
         (WORDS_AT_THEIR_BOUND, WORDS_AT_THEIR_BOUND, "42" * 100),
         (WORDS_AT_THEIR_BOUND, "item", WORDS_AT_THEIR_BOUND),
+        (WORDS_AT_THEIR_BOUND, WORDS_AT_THEIR_BOUND, WORDS_AT_THEIR_BOUND),
     ]:
         with pytest.raises(nucleo.LLMReadableException) as wrapped:
             with nucleo.service_call("Inventory", parameter, value, step):
