@@ -109,11 +109,30 @@ def test_collapsing_ascii_on_its_bytes_changes_no_result() -> None:
 # --- the throttle rule ----------------------------------------------------------------------------
 
 
-def test_every_throttle_core_is_filed_under_a_letter_it_holds() -> None:
+def test_every_throttle_core_is_filed_under_a_mark_it_holds() -> None:
     cores = [core for _, group in _status._THROTTLE_CORE_GROUPS for core in group]
     assert len(cores) == len(set(cores)) == 13
-    for letter, group in _status._THROTTLE_CORE_GROUPS:
-        assert all(letter in core for core in group), letter
+    for mark, group in _status._THROTTLE_CORE_GROUPS:
+        assert all(mark in core for core in group), mark
+
+
+def test_every_throttle_pattern_holds_a_core() -> None:
+    # The shortcut may say "no throttle" only when no pattern can match: each pattern's
+    # shortest match, squeezed as the shortcut squeezes, holds a core.
+    samples = [
+        "rate limit", "too many requests", "throttl", "slow down", "reduce your request rate",
+        "rate exceeded", "quota exceeded", "daily limit exceeded", "user_limit exceeded",
+        "request limit exceeded", "abuse detection", "robot detect", "are you a robot",
+        "not a robot", "captcha",
+    ]  # fmt: skip
+    assert all(_status._THROTTLE.fullmatch(sample) for sample in samples)
+    covered = {pattern for pattern in _status.THROTTLE_PATTERNS for sample in samples
+               if re.fullmatch(pattern, sample, re.I)}  # fmt: skip
+    assert covered == set(_status.THROTTLE_PATTERNS)
+    cores = [core for _, group in _status._THROTTLE_CORE_GROUPS for core in group]
+    for sample in samples:
+        squeezed = sample.encode().lower().translate(None, _status._SEPARATORS)
+        assert any(core in squeezed for core in cores), sample
 
 
 def test_the_throttle_shortcut_changes_no_result() -> None:
