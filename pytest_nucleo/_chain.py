@@ -39,6 +39,7 @@ from ._quote import fit_quote
 from ._text import (
     BODY_LENGTH_LIMIT,
     VALUE_LIMIT,
+    cut_end,
     one_line,
     render_value,
     shorten_long_runs,
@@ -199,26 +200,22 @@ def wrap_with_context(
     wrapped: LLMReadableCheckedException
     # The buried message already names the service and ends with its own guidance: the
     # wrapper only says where it happened (and with which value), so nothing is said twice.
-    shown_step = one_line(step, VALUE_LIMIT)
-    during = f"During {shown_step}"
-    # Words the fitted text may cut the end of (see _fitted), after the quote and the path.
-    names = [shown_step, *_service_names(found)]
+    def during(limit: int) -> str:
+        return f"During {_at_most(step, limit)}"
+
     if found is not None and found.is_correctable:
         # Says which value the request was made with, not that the value is invalid: a 413
         # is the size of the request the tool built, not a fault of an identifier.
-        name = one_line(parameter_name, VALUE_LIMIT)
+        def lead(limit: int) -> str:
+            name, value = _at_most(parameter_name, limit), _value_at_most(parameter_value, limit)
+            return f"{during(limit)}, with the parameter '{name}' = {value}: "
+
         rule = _correctable_rule(found)
-
-        def told(value_limit: int) -> str:
-            shown = render_value(parameter_value, value_limit)
-            text = f"{during}, with the parameter '{name}' = {shown}: {rule}"
-            return _fitted(text, [*names, name])
-
-        text = told(VALUE_LIMIT)
-        if len(text) > BODY_LENGTH_LIMIT:  # a value of many words: show less of it
-            text = told(_SHORTEST_VALUE)
         wrapped = InvalidInputException(
-            parameter_name, parameter_value, f"{step}: {rule}", llm_message=text
+            parameter_name,
+            parameter_value,
+            f"{step}: {rule}",
+            llm_message=_fitted(lead, rule, found),
         )
     elif isinstance(found, UpstreamThrottleException):
         # Still a throttle to the model, with the server's wait: "failed" would hide both.
@@ -226,13 +223,13 @@ def wrap_with_context(
             service_name,
             f"{step}: {found.llm_message}",
             found.retry_after,
-            llm_message=_fitted(f"{during}: {found.llm_message}", names),
+            llm_message=_fitted(lambda limit: f"{during(limit)}: ", found.llm_message, found),
         )
     elif found is not None:
         wrapped = ExternalServiceException(
             service_name,
             f"{step}: {found.llm_message}",
-            llm_message=_fitted(f"{during}: {found.llm_message}", names),
+            llm_message=_fitted(lambda limit: f"{during(limit)}: ", found.llm_message, found),
         )
     else:
         wrapped = ExternalServiceException(service_name, f"{step}: {deepest_message(exc)}")
@@ -240,22 +237,54 @@ def wrap_with_context(
     return wrapped
 
 
-_SHORTEST_VALUE = 30
-"""Characters of a parameter's value a wrapped text shows at least (as of each name, see
-``shorten_names``: a wrapped text holds more of them than the text it wraps)."""
+_SHORTEST = 24
+"""Characters a wrapped text shows at least of its step, its parameter and its value, and of
+the service's name, when it must cut them to stay within its bound."""
 
 
-def _fitted(text: str, names: list[str]) -> str:
-    """A wrapper's text within the bound of a text before its hint line: the buried text fit
-    it alone, so what the wrapper puts before it is paid for by its quote, then its path,
-    then the end of the longest of ``names`` (the step, the parameter, the service)."""
-    return shorten_names(shorten_long_runs(fit_quote(text, BODY_LENGTH_LIMIT)), names)
+def _fitted(lead: Callable[[int], str], buried: str, found: LLMReadableException) -> str:
+    """A wrapper's text within the bound of a text before its hint line: ``lead(limit)``,
+    what the wrapper says with its step, parameter and value each shown in at most ``limit``
+    characters, then the ``buried`` text, which fit the bound alone. The lead is paid for by
+    the buried text's quote, then its path; then by the service's name; last, the lead's own
+    pieces are shown at their shortest."""
+    services = _service_names(found)
+    for limit, names in ((VALUE_LIMIT, []), (VALUE_LIMIT, services), (_SHORTEST, services)):
+        text = _lead_then(lead(limit), buried, names)
+        if len(text) <= BODY_LENGTH_LIMIT:
+            break
+    return text
 
 
-def _service_names(found: LLMReadableException | None) -> list[str]:
+def _lead_then(lead: str, buried: str, services: list[str]) -> str:
+    room = BODY_LENGTH_LIMIT - len(lead)
+    # The name before the path: a long word of a name is a run shorten_long_runs would cut
+    # in its middle, and the name would no longer be found.
+    buried = shorten_names(fit_quote(buried, room), services, room, _SHORTEST)
+    return lead + shorten_long_runs(buried, room)
+
+
+def _at_most(text: str, limit: int) -> str:
+    """``text`` on one line, cut at its end to ``limit`` characters (with ``...``)."""
+    return cut_end(one_line(text, VALUE_LIMIT), limit)
+
+
+def _value_at_most(value: object, limit: int) -> str:
+    """``value`` as the model sent it (see ``render_value``), ``limit`` characters of it and
+    the note on how much was cut; JSON escapes can make those characters many more (a
+    control character takes six), and then the rendering itself is cut."""
+    return cut_end(render_value(value, limit), limit + _CUT_NOTE)
+
+
+_CUT_NOTE = 40
+"""Characters ``render_value`` adds to a value it cut: its quotes and its note on how much
+("... (12345 more characters cut)")."""
+
+
+def _service_names(found: LLMReadableException) -> list[str]:
     """The service names the buried text may show, as it shows them (one bounded line)."""
     names = (getattr(found, "service", None), getattr(found, "service_name", None))
-    return [one_line(name, VALUE_LIMIT) for name in names if isinstance(name, str)]
+    return list(dict.fromkeys(one_line(name, VALUE_LIMIT) for name in names if isinstance(name, str)))
 
 
 def _correctable_rule(found: LLMReadableException) -> str:

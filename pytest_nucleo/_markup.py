@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
+from collections.abc import Iterable
 from html.parser import HTMLParser
 from xml.parsers import expat
 
@@ -56,6 +57,14 @@ _BOILERPLATE = re.compile(
 _STOP = re.compile(r"^what can i do\??$", re.I)
 
 
+def _hides_content(tag: str, attrs: Iterable[tuple[str, str | None]]) -> bool:
+    """Whether an element hides what it holds: a hidden kind, or page furniture by its class
+    or id. ``attrs`` as html.parser gives them: names in lower case."""
+    return tag in _HIDDEN or any(
+        name in ("class", "id") and value and _FURNITURE.search(value) for name, value in attrs
+    )
+
+
 class _PageReader(HTMLParser):
     """Collects the title and the lines of visible text, outside hidden elements."""
 
@@ -79,9 +88,7 @@ class _PageReader(HTMLParser):
             self.lines.append("")
         if tag in _VOID:
             return
-        hides = tag in _HIDDEN or any(
-            name in ("class", "id") and value and _FURNITURE.search(value) for name, value in attrs
-        )
+        hides = _hides_content(tag, attrs)
         self._open.append((tag, hides))
         self._hidden += hides
 
@@ -138,16 +145,17 @@ def _parsed(markup: str, need: int) -> _PageReader:
 # Plain markup, whose reading every supported html.parser agrees on: text without "<" or "&"
 # (no entity, no stray bracket), start tags whose attributes all have quoted values, end tags,
 # the HTML5 doctype. No comment, no self-closing tag, no bare attribute. Each match is the
-# text before a tag (maybe none) and the tag, or the text before the end of the markup.
+# text before a tag (maybe none) and the tag, or the text before the end of the markup. The
+# text is taken whole (possessive): giving some back cannot help a tag match, and trying it
+# cost a step for each character of a long text before markup this reader refuses.
 _PLAIN_PIECE = re.compile(
-    r"([^<&]*)(?:"
-    r"<([a-zA-Z][a-zA-Z0-9]*)((?: [a-zA-Z][a-zA-Z0-9_-]*=(?:\"[^\"<>&]*\"|'[^'<>&]*'))*)>"
-    r"|</([a-zA-Z][a-zA-Z0-9]*)>"
+    r"(?P<text>[^<&]*+)(?:"
+    r"<(?P<start>[a-zA-Z][a-zA-Z0-9]*)"
+    r"(?P<attributes>(?: [a-zA-Z][a-zA-Z0-9_-]*=(?:\"[^\"<>&]*\"|'[^'<>&]*'))*)>"
+    r"|</(?P<end>[a-zA-Z][a-zA-Z0-9]*)>"
     r"|(?i:<!doctype html>)"
-    r"|(\Z))"
+    r"|(?P<last>\Z))"
 )
-# What a piece ends with, by the match's lastindex.
-_START_TAG, _END_TAG, _DOCTYPE, _END_OF_MARKUP = 3, 4, 1, 5
 _PLAIN_ATTRIBUTE = re.compile(r" ([a-zA-Z][a-zA-Z0-9_-]*)=(?:\"([^\"]*)\"|'([^']*)')")
 # Elements whose content html.parser reads as text, in one Python version or another (title
 # and textarea since 3.14, xmp, iframe, noembed, noframes since 3.13.4 or so): with only text
@@ -159,23 +167,32 @@ _PARSER_ONLY = frozenset(
 
 
 @functools.lru_cache(maxsize=512)
-def _hides(tag: str, attributes: str) -> bool:
-    """Whether a start tag hides its content: a hidden element, or page furniture by its
-    class or id. (Cached: a page repeats its tags, and reading one costs a microsecond.)"""
-    return tag in _HIDDEN or any(
-        name.lower() in ("class", "id") and value and _FURNITURE.search(value)
+def _plain_tag_hides(tag: str, attributes: str) -> bool:
+    """:func:`_hides_content` for a plain start tag's attributes, as written. Cached: a page
+    repeats its tags, and reading one's attributes costs a microsecond."""
+    attrs = (
+        (name.lower(), double or single)
         for name, double, single in _PLAIN_ATTRIBUTE.findall(attributes)
-        for value in (double or single,)
     )
+    return _hides_content(tag, attrs)
+
+
+def _reader_with(
+    reader: _PageReader, tags: int, seen: int, hidden: int, in_title: bool
+) -> _PageReader:
+    """``reader`` holding the counts :func:`_read_plain` kept in local variables."""
+    reader.tags, reader.seen, reader._hidden, reader._in_title = tags, seen, hidden, in_title
+    return reader
 
 
 def _read_plain(markup: str, need: int) -> _PageReader | None:
     """The page read as :func:`_parsed` reads it, for plain markup (see ``_PLAIN_PIECE``), by
-    one regex scan doing what the reader's handlers do for the calls html.parser would make,
-    in the same order, with the same checks at the end of each :data:`FEED` characters; None
-    for any other markup. This reads a page in about a quarter of html.parser's time: the
-    handlers' work is done inline, on local variables, and a text and the tag after it are
-    one match.
+    one regex match after another doing what the reader's handlers do for the calls
+    html.parser would make, in the same order, with the same checks at the end of each
+    :data:`FEED` characters; None for any other markup. This reads a page in about a
+    quarter of html.parser's time: the handlers' work is done inline, on local variables,
+    and a text and the tag after it are one match. (Each match starts where the last ended:
+    a search would try again at every character of a long text before markup it refuses.)
 
     The reader's state after each piece is what it is after html.parser read that piece: a
     tag is handed over once complete, text up to the end of the piece (html.parser holds back
@@ -190,11 +207,11 @@ def _read_plain(markup: str, need: int) -> _PageReader | None:
     in_title = False
     enough_seen = need + need // 2 if need else len(markup) + 1
     pos, fed, inside = 0, FEED, ""  # inside: the raw-text element open, if any
-    enough = False
-    for piece in _PLAIN_PIECE.finditer(markup):
-        if piece.start() != pos:  # something else between two plain pieces
+    while True:
+        piece = _PLAIN_PIECE.match(markup, pos)
+        if piece is None:  # markup the fast way does not read
             return None
-        text_end, end = piece.end(1), piece.end()
+        text_end, end = piece.end("text"), piece.end()
         while end > fed:  # html.parser stopped at ``fed`` with this piece incomplete
             cut = min(fed, text_end)
             if pos < cut:
@@ -205,12 +222,9 @@ def _read_plain(markup: str, need: int) -> _PageReader | None:
                     lines[-1] += data
                     seen += len(data)
                 pos = cut
-            enough = tags >= TAG_BUDGET or seen >= enough_seen
-            if enough:
-                break
+            if tags >= TAG_BUDGET or seen >= enough_seen:  # read enough
+                return None if inside else _reader_with(reader, tags, seen, hidden, in_title)
             fed += FEED
-        if enough:
-            break
         if pos < text_end:
             data = markup[pos:text_end]
             if in_title:
@@ -219,9 +233,9 @@ def _read_plain(markup: str, need: int) -> _PageReader | None:
                 lines[-1] += data
                 seen += len(data)
         pos = end
-        kind = piece.lastindex
-        if kind == _START_TAG:
-            tag = piece.group(2).lower()
+        kind = piece.lastgroup
+        if kind == "attributes":  # a start tag
+            tag = piece.group("start").lower()
             if inside or tag in _PARSER_ONLY:
                 return None
             tags += 1
@@ -230,12 +244,12 @@ def _read_plain(markup: str, need: int) -> _PageReader | None:
             if tag in _BLOCKS:
                 lines.append("")
             if tag not in _VOID:
-                hides = _hides(tag, piece.group(3))
+                hides = _plain_tag_hides(tag, piece.group("attributes"))
                 open_.append((tag, hides))
                 hidden += hides
             inside = tag if tag in _RAW_TEXT else ""
-        elif kind == _END_TAG:
-            tag = piece.group(4).lower()
+        elif kind == "end":
+            tag = piece.group("end").lower()
             if inside and tag != inside:
                 return None
             if tag == "title":
@@ -253,14 +267,10 @@ def _read_plain(markup: str, need: int) -> _PageReader | None:
                         del open_[index:]
                         break
             inside = ""
-        elif kind == _DOCTYPE and inside:  # html.parser does nothing with it
+        elif kind == "last":
+            return None if inside else _reader_with(reader, tags, seen, hidden, in_title)
+        elif inside:  # the doctype, inside a raw-text element
             return None
-        elif kind == _END_OF_MARKUP:
-            break
-    if inside or not (enough or pos == len(markup)):
-        return None
-    reader.tags, reader.seen, reader._hidden, reader._in_title = tags, seen, hidden, in_title
-    return reader
 
 
 def page_text(markup: str, need: int = 0) -> str:

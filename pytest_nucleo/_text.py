@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from collections.abc import Callable, Iterable
 
@@ -184,7 +185,7 @@ def fit_to_bound(
         text = build(name, path)
         over = len(text) - limit
     if over > 0 and len(name) > _SHORTEST_SHOWN:
-        text = build(_without_end(name, over), path)
+        text = build(cut_end(name, max(_SHORTEST_SHOWN, len(name) - over)), path)
     return text
 
 
@@ -210,28 +211,40 @@ def shorten_names(
     text: str, names: Iterable[str], limit: int = BODY_LENGTH_LIMIT, shortest: int = 30
 ) -> str:
     """``text`` within ``limit`` characters by cutting the end of the ``names`` it holds (a
-    service, a step, a parameter: words, which ``shorten_long_runs`` leaves alone), the
-    longest first, each to no fewer than ``shortest`` characters; a text that fits as it is.
-    A name the text shows cut already (``fit_to_bound``) is found by its start."""
+    service's: words, which ``shorten_long_runs`` leaves alone), the longest first, each to
+    no fewer than ``shortest`` characters; a text that fits as it is. A name is looked for
+    where it first appears; shown cut already (see ``fit_to_bound``), by its start."""
     for name in sorted(names, key=len, reverse=True):
         over = len(text) - limit
         if over <= 0 or len(name) <= shortest:
             break
         at = text.find(name)
         if at < 0:
-            at = text.find(name[: _SHORTEST_SHOWN - 3])
-            end = text.find("...", at) + 3
-            if at < 0 or end < 3 or not name.startswith(text[at : end - 3]):
+            at = text.find(name[:shortest])
+            shown = _shown_cut(text, at, name) if at >= 0 else None
+            if shown is None:
                 continue
-            name = text[at:end]
-        text = f"{text[:at]}{_without_end(name, over, shortest)}{text[at + len(name) :]}"
+            name = shown
+        shorter = cut_end(name, max(shortest, len(name) - over))
+        text = f"{text[:at]}{shorter}{text[at + len(name) :]}"
     return text
 
 
-def _without_end(name: str, over: int, shortest: int = _SHORTEST_SHOWN) -> str:
-    """``name`` about ``over`` characters shorter, cut at its end (``...``), to no fewer than
-    ``shortest`` characters."""
-    return name[: max(shortest, len(name) - over) - 3].rstrip() + "..."
+def cut_end(text: str, limit: int) -> str:
+    """``text`` cut at its end to ``limit`` characters, marked with ``...``; as it is when it
+    fits."""
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def _shown_cut(text: str, at: int, name: str) -> str | None:
+    """``name`` as ``text`` shows it cut at ``at`` (as ``cut_end`` cuts: a start of it, then
+    ``...``), or None when it is not there."""
+    shared = len(os.path.commonprefix([text[at : at + len(name)], name]))
+    for end in range(shared, 0, -1):  # the cut's own "..." may look like the name's
+        shown = name[:end].rstrip() + "..."
+        if text.startswith(shown, at):
+            return shown
+    return None
 
 
 def _without_middle(text: str, length: int) -> str:

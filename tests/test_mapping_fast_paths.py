@@ -91,6 +91,25 @@ def test_a_plain_error_page_is_read_without_html_parser() -> None:
     assert _markup._read_plain("<title>cut here", 0) is None  # html.parsers differ on it
 
 
+def test_the_plain_page_reader_tries_its_pattern_once_a_piece(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each match starts where the last ended: a search (finditer) retried at every character
+    # of a long text before markup the reader refuses, 160 ms for 4 kB of words.
+    starts: list[int] = []
+    pattern = _markup._PLAIN_PIECE
+
+    class Counted:
+        def match(self, text: str, pos: int) -> re.Match[str] | None:
+            starts.append(pos)
+            return pattern.match(text, pos)
+
+    monkeypatch.setattr(_markup, "_PLAIN_PIECE", Counted())
+    page = "<html><body><p>" + "word " * 800 + "a < b</p></body></html>"
+    assert _markup._read_plain(page, 0) is None
+    assert starts == [0, 6, 12, 15]
+
+
 # --- collapsing ---------------------------------------------------------------------------------
 
 

@@ -98,10 +98,11 @@ def test_retry_after_dates_fall_before_and_after_now() -> None:
 
     ahead, behind = date_waiting(True).header, date_waiting(False).header
     # Hypothesis shrinks towards the nearest date; none is within five minutes of now, so a
-    # test's verdict on a date cannot change while it runs.
-    assert 299 <= offset(ahead) <= 86_400 + 1
+    # test's verdict on a date cannot change while it runs. (Each find() reads the time when
+    # it starts: a minute of slack for a slow machine.)
+    assert 299 <= offset(ahead) <= 300 + 60
     assert nucleo.parse_retry_after(ahead) > 0  # type: ignore[operator]
-    assert -86_400 - 1 <= offset(behind) <= -300 + 1
+    assert -300 - 1 <= offset(behind) <= -300 + 60
     assert nucleo.parse_retry_after(behind) == 0
 
 

@@ -7,6 +7,7 @@ style they broke is "How the texts are written" in docs/explanation/failure-cont
 from __future__ import annotations
 
 import itertools
+import json
 
 import httpx
 import pytest
@@ -203,41 +204,73 @@ def test_a_long_service_and_path_keep_the_no_answer_and_not_json_texts_within_th
         _fits(text.explain_to_llm())
 
 
-def _buried(service: str, status: int | None) -> nucleo.LLMReadableException:
+def _buried(service: str, status: int | None, body: str) -> nucleo.LLMReadableException:
     from pytest_nucleo._clients._kinds import Transport, transport_exception
 
     if status is None:  # no answer at all
         return transport_exception(service, TimeoutError(), Transport.READ_TIMEOUT, "GET", LONG_URL)
-    return nucleo.http_exception(service, LONG_URL, status, "no such thing " * 10)
+    return nucleo.http_exception(service, LONG_URL, status, body)
 
 
 WORDS_AT_THEIR_BOUND = "an item fetch " * 14  # 196 characters of words, no long run to cut
+STEP_OF_LONG_WORDS = (
+    "copying gs://analytics-exports-eu/2024/daily/part-000123.parquet to "
+    "s3://warehouse-landing-zone/imports/2024/daily/part-000123.parquet and "
+    "s3://backup-zone/imports/2024/daily/part-000123.parquet"
+)
 
 
+@pytest.mark.parametrize("body", ["no such thing " * 10, ""])
 @pytest.mark.parametrize("service", ["Inventory", "Inventory " * 10, LONG_SERVICE, "I" * 200])
 @pytest.mark.parametrize("status", [*nucleo.HTTP_STATUS_TABLE, 599, None])
 def test_a_long_service_and_path_keep_a_wrapped_text_within_its_bound(
-    service: str, status: int | None
+    service: str, status: int | None, body: str
 ) -> None:
     # service_call puts the step (and the parameter) before the buried text, which had fit
-    # the bound alone: the wrapper's words are paid for by the quote, then the path, then the
-    # end of the longest names (the step, the parameter, the service), even when every one
-    # of them is near its own bound of 200 characters.
+    # the bound alone: the wrapper's words are paid for by the quote, then the path; past
+    # that, the step, the parameter, the value and the service's name are cut, even when
+    # every one of them is near its own bound of 200 characters.
     for step, parameter, value in [
         ("an item fetch", "item", "42"),
         (WORDS_AT_THEIR_BOUND, WORDS_AT_THEIR_BOUND, "42" * 100),
         (WORDS_AT_THEIR_BOUND, "item", WORDS_AT_THEIR_BOUND),
         (WORDS_AT_THEIR_BOUND, WORDS_AT_THEIR_BOUND, WORDS_AT_THEIR_BOUND),
+        (STEP_OF_LONG_WORDS, "item", "\x00 " * 100),  # JSON shows each control as \u0000
     ]:
         with pytest.raises(nucleo.LLMReadableException) as wrapped:
             with nucleo.service_call("Inventory", parameter, value, step):
-                raise _buried(service, status)
+                raise _buried(service, status, body)
         text = wrapped.value.explain_to_llm()
         _fits(text)
-        assert text.startswith("During an item fetch")
-        plain = nucleo.wrap_with_context(_buried(service, status), service, "item", "42", step)
+        assert text.startswith(f"During {step[:20]}")
+        plain = nucleo.wrap_with_context(_buried(service, status, body), service, "item", 4, step)
         _fits(plain.explain_to_llm())
         assert "/item-42" in text  # which resource stays in view
+
+
+def test_a_wrapped_text_cuts_the_service_where_it_names_the_service() -> None:
+    # The service's name is cut in the text that names the service, never inside the value
+    # the model sent, which quotes the same words.
+    service = "Semantic Scholar Academic Graph API"
+    value = f"papers that cite the {service} in their methods section and more and more"
+    with pytest.raises(nucleo.LLMReadableException) as wrapped:
+        with nucleo.service_call(service, "query", value, "a paper search"):
+            raise nucleo.http_exception(service, LONG_URL, 404, "")
+    text = wrapped.value.llm_message
+    _fits(text)
+    assert f"'query' = {json.dumps(value)}: " in text
+
+
+def test_shortening_a_name_never_lengthens_a_text() -> None:
+    from pytest_nucleo._text import shorten_names
+
+    name = "Acme... the global inventory management platform"  # "..." of its own
+    text = "X" * 350 + " on Acme... the global inventory management pla... (HTTP 404)"
+    shorter = shorten_names(text, [name], 400)
+    assert len(shorter) == 400
+    assert shorter.endswith(" on Acme... the global inventory man... (HTTP 404)")
+    assert shorten_names(text, [name], 300) == "X" * 350 + " on Acme... the global inventor... (HTTP 404)"
+    assert shorten_names("fits", [name], 400) == "fits"
 
 
 def test_a_long_path_is_shown_by_its_start_and_its_end(llm_snapshot: object) -> None:
