@@ -156,6 +156,7 @@ _PLAIN_PIECE = re.compile(
     r"|(?i:<!doctype html>)"
     r"|(?P<last>\Z))"
 )
+_TEXT_RUN = re.compile(r"[^<&]*+")
 _PLAIN_ATTRIBUTE = re.compile(r" ([a-zA-Z][a-zA-Z0-9_-]*)=(?:\"([^\"]*)\"|'([^']*)')")
 # Elements whose content html.parser reads as text, in one Python version or another (title
 # and textarea since 3.14, xmp, iframe, noembed, noframes since 3.13.4 or so): with only text
@@ -209,9 +210,10 @@ def _read_plain(markup: str, need: int) -> _PageReader | None:
     pos, fed, inside = 0, FEED, ""  # inside: the raw-text element open, if any
     while True:
         piece = _PLAIN_PIECE.match(markup, pos)
-        if piece is None:  # markup the fast way does not read
-            return None
-        text_end, end = piece.end("text"), piece.end()
+        if piece is None:  # markup this reader refuses, maybe after a text read up to a stop
+            text_end = end = _TEXT_RUN.match(markup, pos).end()  # type: ignore[union-attr]
+        else:
+            text_end, end = piece.end("text"), piece.end()
         while end > fed:  # html.parser stopped at ``fed`` with this piece incomplete
             cut = min(fed, text_end)
             if pos < cut:
@@ -225,6 +227,8 @@ def _read_plain(markup: str, need: int) -> _PageReader | None:
             if tags >= TAG_BUDGET or seen >= enough_seen:  # read enough
                 return None if inside else _reader_with(reader, tags, seen, hidden, in_title)
             fed += FEED
+        if piece is None:
+            return None
         if pos < text_end:
             data = markup[pos:text_end]
             if in_title:
