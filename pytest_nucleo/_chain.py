@@ -198,6 +198,7 @@ def wrap_with_context(
     _raise_signal(exc)
     found = find_in_chain(exc, LLMReadableException)
     wrapped: LLMReadableCheckedException
+
     # The buried message already names the service and ends with its own guidance: the
     # wrapper only says where it happened (and with which value), so nothing is said twice.
     def during(limit: int) -> str:
@@ -284,7 +285,9 @@ _CUT_NOTE = 40
 def _service_names(found: LLMReadableException) -> list[str]:
     """The service names the buried text may show, as it shows them (one bounded line)."""
     names = (getattr(found, "service", None), getattr(found, "service_name", None))
-    return list(dict.fromkeys(one_line(name, VALUE_LIMIT) for name in names if isinstance(name, str)))
+    return list(
+        dict.fromkeys(one_line(name, VALUE_LIMIT) for name in names if isinstance(name, str))
+    )
 
 
 def _correctable_rule(found: LLMReadableException) -> str:

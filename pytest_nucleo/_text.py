@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 from collections.abc import Callable, Iterable
 
@@ -239,7 +238,9 @@ def cut_end(text: str, limit: int) -> str:
 def _shown_cut(text: str, at: int, name: str) -> str | None:
     """``name`` as ``text`` shows it cut at ``at`` (as ``cut_end`` cuts: a start of it, then
     ``...``), or None when it is not there."""
-    shared = len(os.path.commonprefix([text[at : at + len(name)], name]))
+    shown, shared = text[at : at + len(name)], 0
+    while shared < len(shown) and shown[shared] == name[shared]:
+        shared += 1
     for end in range(shared, 0, -1):  # the cut's own "..." may look like the name's
         shown = name[:end].rstrip() + "..."
         if text.startswith(shown, at):

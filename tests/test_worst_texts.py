@@ -6,7 +6,6 @@ style they broke is "How the texts are written" in docs/explanation/failure-cont
 
 from __future__ import annotations
 
-import itertools
 import json
 
 import httpx
@@ -237,9 +236,9 @@ def test_a_long_service_and_path_keep_a_wrapped_text_within_its_bound(
         (WORDS_AT_THEIR_BOUND, WORDS_AT_THEIR_BOUND, WORDS_AT_THEIR_BOUND),
         (STEP_OF_LONG_WORDS, "item", "\x00 " * 100),  # JSON shows each control as \u0000
     ]:
-        with pytest.raises(nucleo.LLMReadableException) as wrapped:
-            with nucleo.service_call("Inventory", parameter, value, step):
-                raise _buried(service, status, body)
+        step_call = nucleo.service_call("Inventory", parameter, value, step)
+        with pytest.raises(nucleo.LLMReadableException) as wrapped, step_call:
+            raise _buried(service, status, body)
         text = wrapped.value.explain_to_llm()
         _fits(text)
         assert text.startswith(f"During {step[:20]}")
@@ -253,9 +252,9 @@ def test_a_wrapped_text_cuts_the_service_where_it_names_the_service() -> None:
     # the model sent, which quotes the same words.
     service = "Semantic Scholar Academic Graph API"
     value = f"papers that cite the {service} in their methods section and more and more"
-    with pytest.raises(nucleo.LLMReadableException) as wrapped:
-        with nucleo.service_call(service, "query", value, "a paper search"):
-            raise nucleo.http_exception(service, LONG_URL, 404, "")
+    search = nucleo.service_call(service, "query", value, "a paper search")
+    with pytest.raises(nucleo.LLMReadableException) as wrapped, search:
+        raise nucleo.http_exception(service, LONG_URL, 404, "")
     text = wrapped.value.llm_message
     _fits(text)
     assert f"'query' = {json.dumps(value)}: " in text
@@ -269,7 +268,10 @@ def test_shortening_a_name_never_lengthens_a_text() -> None:
     shorter = shorten_names(text, [name], 400)
     assert len(shorter) == 400
     assert shorter.endswith(" on Acme... the global inventory man... (HTTP 404)")
-    assert shorten_names(text, [name], 300) == "X" * 350 + " on Acme... the global inventor... (HTTP 404)"
+    assert (
+        shorten_names(text, [name], 300)
+        == "X" * 350 + " on Acme... the global inventor... (HTTP 404)"
+    )
     assert shorten_names("fits", [name], 400) == "fits"
 
 
