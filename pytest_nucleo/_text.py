@@ -206,9 +206,7 @@ def shorten_long_runs(text: str, limit: int = BODY_LENGTH_LIMIT) -> str:
     return text
 
 
-def shorten_names(
-    text: str, names: Iterable[str], limit: int = BODY_LENGTH_LIMIT, shortest: int = 30
-) -> str:
+def shorten_names(text: str, names: Iterable[str], limit: int, shortest: int) -> str:
     """``text`` within ``limit`` characters by cutting the end of the ``names`` it holds (a
     service's: words, which ``shorten_long_runs`` leaves alone), the longest first, each to
     no fewer than ``shortest`` characters; a text that fits as it is. A name is looked for

@@ -265,14 +265,14 @@ def test_shortening_a_name_never_lengthens_a_text() -> None:
 
     name = "Acme... the global inventory management platform"  # "..." of its own
     text = "X" * 350 + " on Acme... the global inventory management pla... (HTTP 404)"
-    shorter = shorten_names(text, [name], 400)
+    shorter = shorten_names(text, [name], 400, 30)
     assert len(shorter) == 400
     assert shorter.endswith(" on Acme... the global inventory man... (HTTP 404)")
     assert (
-        shorten_names(text, [name], 300)
+        shorten_names(text, [name], 300, 30)
         == "X" * 350 + " on Acme... the global inventor... (HTTP 404)"
     )
-    assert shorten_names("fits", [name], 400) == "fits"
+    assert shorten_names("fits", [name], 400, 30) == "fits"
 
 
 def test_a_long_path_is_shown_by_its_start_and_its_end(llm_snapshot: object) -> None:
