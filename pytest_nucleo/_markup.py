@@ -23,6 +23,8 @@ from collections.abc import Iterable
 from html.parser import HTMLParser
 from xml.parsers import expat
 
+from ._secrets import fold
+
 # Elements whose content a reader is not told: code, styling, metadata, navigation, controls.
 # A form is read: a sign-in page puts its message inside one.
 _HIDDEN = frozenset(
@@ -46,14 +48,32 @@ _FURNITURE = re.compile(
     r"(?:$|[\s_-])|\bcf-[a-z]+-status\b|\bcf-footer|\bcode-label\b",
     re.I,
 )
-# Lines that are a server's signature or instructions meant for a person visiting the page.
-_BOILERPLATE = re.compile(
-    r"^(?:nginx|apache|openresty|cloudflare|microsoft-iis|envoy|caddy)(?:/[\w.]+)?(?: \(\w+\))?$"
-    r"|^error code \d+$|^visit \S+ for more information\.?$|\bray id\b"
-    r"|^performance (?:&|and) security by\b|^what happened\??$"
-    r"|\b(?:owner|visitor) of this website\b|\bapplication owner\b",
+# Lines that are a server's signature or instructions meant for a person visiting the page:
+# whole lines, matched from the start; and phrases anywhere in a line, looked for only when
+# their words are there (a regex search costs some 80 ns a character, and an error page may
+# hold a stack trace of kilobytes on one line).
+_BOILERPLATE_LINE = re.compile(
+    r"(?:nginx|apache|openresty|cloudflare|microsoft-iis|envoy|caddy)(?:/[\w.]+)?(?: \(\w+\))?$"
+    r"|error code \d+$|visit \S+ for more information\.?$"
+    r"|performance (?:&|and) security by\b|what happened\??$",
     re.I,
 )
+_BOILERPLATE_PHRASE = re.compile(
+    r"\bray id\b|\b(?:owner|visitor) of this website\b|\bapplication owner\b", re.I
+)
+_BOILERPLATE_HINTS = ("ray id", "of this website", "application owner")
+"""Words without which no _BOILERPLATE_PHRASE can match, in the case-folded line."""
+
+
+def _is_boilerplate(line: str) -> bool:
+    if _BOILERPLATE_LINE.match(line):
+        return True
+    folded = fold(line)  # folds as the case-insensitive regex matches
+    return any(hint in folded for hint in _BOILERPLATE_HINTS) and bool(
+        _BOILERPLATE_PHRASE.search(line)
+    )
+
+
 # A heading after which a page only tells a person what to do.
 _STOP = re.compile(r"^what can i do\??$", re.I)
 
@@ -304,7 +324,7 @@ def page_text(markup: str, need: int = 0) -> str:
             continue
         read.add(line)
         line = " ".join(line.split())
-        if not line or _BOILERPLATE.search(line):
+        if not line or _is_boilerplate(line):
             continue
         if _STOP.match(line):
             break

@@ -181,7 +181,7 @@ _PAIR_HINT_GROUPS = (
 _PEM_HINT = "PRIVATE KEY"
 
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
     """Case-fold as the case-insensitive patterns match: they also let U+0130 and U+0131
     stand for "i" (U+017F and U+212A, which casefold() maps, for "s" and "k")."""
     folded = text.casefold()  # U+0130 folds to "i" + U+0307
@@ -422,7 +422,7 @@ def _redact(text: str, values: list[str]) -> str:
         text = _UNPREFIXED.sub(MASK, text)
     if _may_hold_card(text):
         text = _CARD.sub(_card, text)
-    folded = text.lower() if text.isascii() else _fold(text)
+    folded = text.lower() if text.isascii() else fold(text)
     if holds_hint(folded, _AUTH_HINT_GROUPS):
         text = _AUTH_SCHEME.sub(rf"\1\2{MASK}", text)
     if holds_hint(folded, _PAIR_HINT_GROUPS):

@@ -110,6 +110,27 @@ def test_the_plain_page_reader_tries_its_pattern_once_a_piece(
     assert starts == [0, 6, 12, 15]
 
 
+def test_boilerplate_lines_are_found_as_one_regex_found_them() -> None:
+    rng = random.Random(10)
+    plain = re.compile(
+        r"^(?:nginx|apache|openresty|cloudflare|microsoft-iis|envoy|caddy)(?:/[\w.]+)?"
+        r"(?: \(\w+\))?$|^error code \d+$|^visit \S+ for more information\.?$|\bray id\b"
+        r"|^performance (?:&|and) security by\b|^what happened\??$"
+        r"|\b(?:owner|visitor) of this website\b|\bapplication owner\b",
+        re.I,
+    )
+    pieces = [
+        "nginx", "NGINX/1.25.3", " (Ubuntu)", "Error code 520", "visit example.com for more "
+        "information.", "Cloudflare Ray ID: 8a1", "RAY ıD", "ray id", "Performance & security "
+        "by Cloudflare", "What happened?", "the owner of this website", "VISITOR of thıs "
+        "webſite", "application OWNER", "Application Owner", "x", " ", "ray", "id", "owner",
+        "of this", "website", "\u0130", "\u212a", "\u017f", "ofthis website", "rayid",
+    ]  # fmt: skip
+    for _ in range(30_000):
+        line = " ".join("".join(rng.choices(pieces, k=rng.randint(1, 6))).split())
+        assert _markup._is_boilerplate(line) == bool(plain.search(line)), line
+
+
 # --- collapsing ---------------------------------------------------------------------------------
 
 
