@@ -121,9 +121,9 @@ def test_boilerplate_lines_are_found_as_one_regex_found_them() -> None:
     )
     pieces = [
         "nginx", "NGINX/1.25.3", " (Ubuntu)", "Error code 520", "visit example.com for more "
-        "information.", "Cloudflare Ray ID: 8a1", "RAY ıD", "ray id", "Performance & security "
-        "by Cloudflare", "What happened?", "the owner of this website", "VISITOR of thıs "
-        "webſite", "application OWNER", "Application Owner", "x", " ", "ray", "id", "owner",
+        "information.", "Cloudflare Ray ID: 8a1", "RAY \u0131D", "ray id", "Performance & security "
+        "by Cloudflare", "What happened?", "the owner of this website", "VISITOR of th\u0131s "
+        "web\u017fite", "application OWNER", "Application Owner", "x", " ", "ray", "id", "owner",
         "of this", "website", "\u0130", "\u212a", "\u017f", "ofthis website", "rayid",
     ]  # fmt: skip
     for _ in range(30_000):
