@@ -57,16 +57,22 @@ def _visible_text(markup: str, kind: str, need: int = 0) -> str:
     return xml_text(markup) if kind == "xml" else page_text(markup, need)
 
 
+# Python's codecs for what is not a page's text: domain names (idna, punycode: Python 3.13
+# decodes any bytes as punycode, into nonsense), Python's string escapes, and no encoding.
+_NOT_CHARSETS = frozenset({"idna", "punycode", "undefined", "unicode-escape", "raw-unicode-escape"})
+
+
 def _charset(content_type: str | None) -> str:
     """The charset ``content_type`` names when Python has a text codec by that name, else
-    UTF-8 (the server chooses it: ``charset=rot13`` or ``base64`` are not text encodings)."""
+    UTF-8 (the server chooses it: ``charset=rot13`` or ``base64`` are not text encodings,
+    ``idna`` or ``punycode`` not a body's)."""
     match = _CHARSET.search(content_type or "")
     if match:
         try:
             info = codecs.lookup(match.group(1))
         except LookupError:
             return "utf-8"
-        if getattr(info, "_is_text_encoding", True):
+        if getattr(info, "_is_text_encoding", True) and info.name not in _NOT_CHARSETS:
             return info.name
     return "utf-8"
 

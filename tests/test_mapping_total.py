@@ -64,7 +64,12 @@ CALLS: dict[str, Callable[..., Any]] = {"sync": sync_call, "async": async_call}
 
 # Charsets a server may name that are not text encodings, or that refuse to decode arbitrary
 # bytes with replacement: each once raised UnicodeError (or LookupError) out of the mapping.
-ODD_CHARSETS = ["idna", "punycode", "undefined", "rot13", "base64", "hex", "zlib", "nonesuch"]
+# (Python 3.13 decodes any bytes as punycode, into nonsense; the string escapes read a
+# body's backslashes as Python's.)
+ODD_CHARSETS = [
+    "idna", "punycode", "undefined", "rot13", "base64", "hex", "zlib", "nonesuch",
+    "unicode_escape", "raw_unicode_escape",
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("charset", ODD_CHARSETS)
@@ -73,11 +78,11 @@ def test_a_server_chosen_charset_never_breaks_http_exception(charset: str, body:
     headers = {"content-type": f"text/plain; charset={charset}"}
     failure = http_exception("Shop API", "/orders", 500, body, headers)
     assert failure.explain_to_llm().startswith("The external service Shop API failed")
-    assert "bad" in str(failure) or "plain" in str(failure) or "rd" in str(failure)
+    assert "bad" in str(failure) or "plain" in str(failure) or "w\u00f6rd" in str(failure)
 
 
 @pytest.mark.parametrize("mode", sorted(CALLS))
-@pytest.mark.parametrize("charset", ["idna", "punycode", "undefined"])
+@pytest.mark.parametrize("charset", ["idna", "punycode", "undefined", "unicode_escape"])
 @pytest.mark.parametrize("status", [200, 500])
 def test_a_server_chosen_charset_never_breaks_the_client(
     mode: str, charset: str, status: int, router: respx.MockRouter
