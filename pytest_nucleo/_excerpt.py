@@ -58,8 +58,12 @@ def _visible_text(markup: str, kind: str, need: int = 0) -> str:
 
 
 # Python's codecs for what is not a page's text: domain names (idna, punycode: Python 3.13
-# decodes any bytes as punycode, into nonsense), Python's string escapes, and no encoding.
-_NOT_CHARSETS = frozenset({"idna", "punycode", "undefined", "unicode-escape", "raw-unicode-escape"})
+# decodes any bytes as punycode, into nonsense), Python's string escapes and its bare
+# charmap, no encoding at all, and UTF-7, which no browser reads and which turns "C++" into
+# "C" and a replacement character.
+_NOT_CHARSETS = frozenset(
+    {"idna", "punycode", "undefined", "unicode-escape", "raw-unicode-escape", "charmap", "utf-7"}
+)
 
 
 def _charset(content_type: str | None) -> str:

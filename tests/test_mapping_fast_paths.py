@@ -91,6 +91,21 @@ def test_a_plain_error_page_is_read_without_html_parser() -> None:
     assert _markup._read_plain("<title>cut here", 0) is None  # html.parsers differ on it
 
 
+def test_text_before_refused_markup_is_read_up_to_the_stop_as_html_parser_reads_it() -> None:
+    # html.parser hands over text up to the end of each piece it is fed; reading can stop
+    # there, before markup the fast reader refuses, and then the fast reader's state is the
+    # same.
+    for words in (100, 300, 301, 600):
+        for markup in ("<br/>", "<!-- c -->", "a < b", "<p >"):
+            page = "<html><body><pre>" + "word " * words + markup + "</pre></body></html>"
+            for need in (0, 40, 1001):
+                read = _markup._read_plain(page, need)
+                stops = need and 5 * words >= need + need // 2 + 128
+                assert (read is not None) == bool(stops), (words, markup, need)
+                if read is not None:
+                    assert _state(read) == _state(_markup._parsed(page, need))
+
+
 def test_the_plain_page_reader_tries_its_pattern_once_a_piece(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -124,7 +139,8 @@ def test_boilerplate_lines_are_found_as_one_regex_found_them() -> None:
         "information.", "Cloudflare Ray ID: 8a1", "RAY \u0131D", "ray id", "Performance & security "
         "by Cloudflare", "What happened?", "the owner of this website", "VISITOR of th\u0131s "
         "web\u017fite", "application OWNER", "Application Owner", "x", " ", "ray", "id", "owner",
-        "of this", "website", "\u0130", "\u212a", "\u017f", "ofthis website", "rayid",
+        "of this", "website", "\u0130", "\u017f", "ofthis website", "rayid", "RAY \u0130D",
+        "\u0130d", "appl\u0130cation owner",
     ]  # fmt: skip
     for _ in range(30_000):
         line = " ".join("".join(rng.choices(pieces, k=rng.randint(1, 6))).split())

@@ -68,7 +68,7 @@ CALLS: dict[str, Callable[..., Any]] = {"sync": sync_call, "async": async_call}
 # body's backslashes as Python's.)
 ODD_CHARSETS = [
     "idna", "punycode", "undefined", "rot13", "base64", "hex", "zlib", "nonesuch",
-    "unicode_escape", "raw_unicode_escape",
+    "unicode_escape", "raw_unicode_escape", "charmap", "utf-7",
 ]  # fmt: skip
 
 
