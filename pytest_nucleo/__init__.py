@@ -13,8 +13,6 @@ from ._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ._chain import llm_errors, service_call, unwrap, unwrap_runtime, wrap_with_context
-    from ._client import AsyncServiceClient, ServiceClient, sent_values
-    from ._clients._responses import exception_for_response, harden_client, raise_for_response
     from ._clock import Clock, FakeClock, SystemClock, TimerHandle, is_testing, set_testing
     from ._exceptions import (
         CORRECTABLE_HINT,
@@ -47,20 +45,11 @@ if TYPE_CHECKING:
         UpstreamRetryException,
         UpstreamThrottleException,
     )
-    from ._excerpt import body_excerpt, safe_endpoint
-    from ._providers._rules import from_provider_error
-    from ._retry_after import RETRY_AFTER_CAP, parse_retry_after
-    from ._runner import (
-        DEFAULT_TEXT_LIMIT,
-        CancelToken,
-        RetriesExhaustedException,
-        ToolInfo,
-        ToolResult,
-        arun_tool,
-        run_tool,
-        tool,
-    )
-    from ._status import (
+    from ._http._clients._responses import exception_for_response, harden_client, raise_for_response
+    from ._http._providers._rules import from_provider_error
+    from ._http._retry_after import RETRY_AFTER_CAP, parse_retry_after
+    from ._http._service import AsyncServiceClient, ServiceClient, sent_values
+    from ._http._status import (
         HTTP_STATUS_TABLE,
         THROTTLE_400_PATTERNS,
         THROTTLE_PATTERNS,
@@ -81,6 +70,17 @@ if TYPE_CHECKING:
         http_exception,
         raise_for_status,
     )
+    from ._runner import (
+        DEFAULT_TEXT_LIMIT,
+        CancelToken,
+        RetriesExhaustedException,
+        ToolInfo,
+        ToolResult,
+        arun_tool,
+        run_tool,
+        tool,
+    )
+    from ._text._excerpt import body_excerpt, safe_endpoint
     from .limits._failure import UpstreamFailure
     from .limits._limiter import LimiterStats, Permit, RateLimiter
     from .limits._redis import RedisScriptError, RedisStore
@@ -94,12 +94,12 @@ if TYPE_CHECKING:
 _WHERE = {
     "CORRECTABLE_HINT": "_exceptions",
     "DEFAULT_TEXT_LIMIT": "_runner",
-    "HTTP_STATUS_TABLE": "_status",
-    "RETRY_AFTER_CAP": "_retry_after",
-    "THROTTLE_400_PATTERNS": "_status",
-    "THROTTLE_PATTERNS": "_status",
+    "HTTP_STATUS_TABLE": "_http._status",
+    "RETRY_AFTER_CAP": "_http._retry_after",
+    "THROTTLE_400_PATTERNS": "_http._status",
+    "THROTTLE_PATTERNS": "_http._status",
     "UNCORRECTABLE_HINT": "_exceptions",
-    "AsyncServiceClient": "_client",
+    "AsyncServiceClient": "_http._service",
     "Budget": "limits._window",
     "CancelToken": "_runner",
     "Clock": "_clock",
@@ -109,19 +109,19 @@ _WHERE = {
     "ExternalServiceException": "_exceptions",
     "FakeClock": "_clock",
     "GuardrailException": "_exceptions",
-    "Http400Exception": "_status",
-    "Http401Exception": "_status",
-    "Http403Exception": "_status",
-    "Http404Exception": "_status",
-    "Http413Exception": "_status",
-    "Http422Exception": "_status",
-    "Http429Exception": "_status",
-    "Http500Exception": "_status",
-    "Http502Exception": "_status",
-    "Http503Exception": "_status",
-    "HttpErrorResponse": "_status",
-    "HttpThrottledStatusException": "_status",
-    "HttpUnmappedStatusException": "_status",
+    "Http400Exception": "_http._status",
+    "Http401Exception": "_http._status",
+    "Http403Exception": "_http._status",
+    "Http404Exception": "_http._status",
+    "Http413Exception": "_http._status",
+    "Http422Exception": "_http._status",
+    "Http429Exception": "_http._status",
+    "Http500Exception": "_http._status",
+    "Http502Exception": "_http._status",
+    "Http503Exception": "_http._status",
+    "HttpErrorResponse": "_http._status",
+    "HttpThrottledStatusException": "_http._status",
+    "HttpUnmappedStatusException": "_http._status",
     "InvalidInputException": "_exceptions",
     "JobCancelledException": "_exceptions",
     "JobTimeoutException": "_exceptions",
@@ -143,7 +143,7 @@ _WHERE = {
     "RedisStore": "limits._redis",
     "ResourceNotFoundException": "_exceptions",
     "RetriesExhaustedException": "_runner",
-    "ServiceClient": "_client",
+    "ServiceClient": "_http._service",
     "SpendCapExceededException": "_exceptions",
     "SystemClock": "_clock",
     "SystemException": "_exceptions",
@@ -158,20 +158,20 @@ _WHERE = {
     "UpstreamRetryException": "_exceptions",
     "UpstreamThrottleException": "_exceptions",
     "arun_tool": "_runner",
-    "body_excerpt": "_excerpt",
-    "body_says_throttled": "_status",
-    "exception_for_response": "_clients._responses",
-    "from_provider_error": "_providers._rules",
-    "harden_client": "_clients._responses",
-    "http_exception": "_status",
+    "body_excerpt": "_text._excerpt",
+    "body_says_throttled": "_http._status",
+    "exception_for_response": "_http._clients._responses",
+    "from_provider_error": "_http._providers._rules",
+    "harden_client": "_http._clients._responses",
+    "http_exception": "_http._status",
     "is_testing": "_clock",
     "llm_errors": "_chain",
-    "parse_retry_after": "_retry_after",
-    "raise_for_response": "_clients._responses",
-    "raise_for_status": "_status",
+    "parse_retry_after": "_http._retry_after",
+    "raise_for_response": "_http._clients._responses",
+    "raise_for_status": "_http._status",
     "run_tool": "_runner",
-    "safe_endpoint": "_excerpt",
-    "sent_values": "_client",
+    "safe_endpoint": "_text._excerpt",
+    "sent_values": "_http._service",
     "service_call": "_chain",
     "set_testing": "_clock",
     "tool": "_runner",

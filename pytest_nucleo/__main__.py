@@ -19,7 +19,7 @@ from typing import Any, TextIO
 import httpx
 
 from pytest_nucleo import LLMReadableException, ServiceClient
-from pytest_nucleo._text import one_line
+from pytest_nucleo._text._render import one_line
 
 USAGE_ERROR = 2
 UNREADABLE = 1
@@ -64,7 +64,11 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
 
 
 def _scenarios(patterns: Sequence[str], kind: Any, out: TextIO) -> int:
-    from pytest_nucleo.testing._recording import RecordingError, expectation, read_recording
+    from pytest_nucleo.testing._recorded._recording import (
+        RecordingError,
+        expectation,
+        read_recording,
+    )
 
     status = 0
     for pattern in patterns:
@@ -99,7 +103,7 @@ def _scenarios(patterns: Sequence[str], kind: Any, out: TextIO) -> int:
 
 def _reading(entry: Any, expected: str) -> str:
     """What a tool on the client base makes of the recorded answer: class and first line."""
-    from pytest_nucleo.testing._recording import replay_body, replay_headers
+    from pytest_nucleo.testing._recorded._recording import replay_body, replay_headers
 
     url = httpx.URL(entry.url)
     body, headers = replay_body(entry), replay_headers(entry)

@@ -34,9 +34,9 @@ from ._exceptions import (
     UpstreamRetryException,
     UpstreamThrottleException,
 )
-from ._message import readable_message
-from ._quote import fit_quote
-from ._text import (
+from ._text._message import readable_message
+from ._text._quote import fit_quote
+from ._text._render import (
     BODY_LENGTH_LIMIT,
     VALUE_LIMIT,
     cut_end,
@@ -113,8 +113,8 @@ def foreign_failure(
     Each is recognised by the package its class comes from, through the provider and client
     registries, which import a client's support only once one of its exceptions exists.
     """
-    from ._clients._recognise import client_failure
-    from ._providers._rules import from_provider_error
+    from ._http._clients._recognise import client_failure
+    from ._http._providers._rules import from_provider_error
 
     return from_provider_error(member) or client_failure(member, component, service)
 

@@ -49,9 +49,9 @@ import reprlib
 import sys
 from typing import Any, ClassVar, final
 
-from ._message import described
-from ._secrets import redact
-from ._text import VALUE_LIMIT, clean_block, next_step, one_line, render_value, seconds
+from ._text._message import described
+from ._text._render import VALUE_LIMIT, clean_block, next_step, one_line, render_value, seconds
+from ._text._secrets import redact
 
 
 def check_seconds(value: float | None, name: str = "retry_after") -> None:

@@ -44,10 +44,10 @@ from ._exceptions import (
     UpstreamRetryException,
     check_seconds,
 )
-from ._message import described, message_of
-from ._retry_after import RETRY_AFTER_CAP
-from ._secrets import redact
-from ._text import VALUE_LIMIT, clean_block, next_step, one_line, seconds
+from ._http._retry_after import RETRY_AFTER_CAP
+from ._text._message import described, message_of
+from ._text._render import VALUE_LIMIT, clean_block, next_step, one_line, seconds
+from ._text._secrets import redact
 from .limits._failure import UpstreamFailure
 from .limits._limiter import Permit, RateLimiter, Units
 from .limits._refusal import LimiterRefusalException
@@ -796,7 +796,7 @@ def _warn_of_sdk_retries(name: str, signal: UpstreamRetryException) -> None:
     cause = signal.__cause__
     if cause is None:
         return
-    from ._providers import sdk_retries  # imports no SDK: one of its errors exists already
+    from ._http._providers import sdk_retries  # imports no SDK: one of its errors exists already
 
     retried = sdk_retries(cause)
     sdk = type(cause).__module__.partition(".")[0]

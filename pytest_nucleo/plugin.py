@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_nucleo.testing import _extras, _network
+from pytest_nucleo.testing import _extras
+from pytest_nucleo.testing._fake import _guard as _network
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
@@ -164,7 +165,7 @@ class _RunnerWatch(logging.Handler):
         failure = record.exc_info[1] if record.exc_info else getattr(record, "nucleo_failure", None)
         if self.where is None or failure is None or not record.args:
             return
-        from pytest_nucleo.testing._report import record_runner_failure
+        from pytest_nucleo.testing._contract._report import record_runner_failure
 
         tool = str(record.args[0]) if isinstance(record.args, tuple) else "tool"
         record_runner_failure(
@@ -484,14 +485,14 @@ def pytest_assertrepr_compare(
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: object) -> None:
     """pytest-xdist: merge a finished worker's observations on the controller."""
-    from pytest_nucleo.testing._report import merge_worker
+    from pytest_nucleo.testing._contract._report import merge_worker
 
     merge_worker(node.config, getattr(node, "workeroutput", {}))
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest's junitxml writes its file
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    from pytest_nucleo.testing import _report
+    from pytest_nucleo.testing._contract import _report
 
     config = session.config
     if hasattr(config, "workerinput"):
@@ -541,7 +542,7 @@ def _strict_problems(config: pytest.Config, entries: list[dict[str, Any]]) -> li
     """What --nucleo-strict fails the run for; nothing without the option."""
     if not _setting(config, "nucleo_strict"):
         return []
-    from pytest_nucleo.testing import _report
+    from pytest_nucleo.testing._contract import _report
 
     problems = _report.strict_problems(entries)
     runner = logging.getLogger("pytest_nucleo.runner")
@@ -558,7 +559,7 @@ def _strict_problems(config: pytest.Config, entries: list[dict[str, Any]]) -> li
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    from pytest_nucleo.testing import _report
+    from pytest_nucleo.testing._contract import _report
 
     entries = _report.observations(config)
     problems = _strict_problems(config, entries)
@@ -597,7 +598,7 @@ def pytest_terminal_summary_new_snapshots(
     try:
         return (yield)
     finally:
-        from pytest_nucleo.testing import _report
+        from pytest_nucleo.testing._contract import _report
 
         hint = _report.new_snapshots_hint(_report.observations(config))
         for line in _wrapped(hint or "", _terminal_width(terminalreporter)):

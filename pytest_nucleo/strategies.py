@@ -30,8 +30,7 @@ import httpx
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from pytest_nucleo.testing._fake import Outcome, connect_error, respond, throttle, timeout
-from pytest_nucleo.testing._scenarios import (
+from pytest_nucleo.testing._contract._scenarios import (
     CANARIES,
     KINDS,
     NOT_JSON,
@@ -42,6 +41,7 @@ from pytest_nucleo.testing._scenarios import (
     Scenario,
     status_expectation,
 )
+from pytest_nucleo.testing._fake._upstream import Outcome, connect_error, respond, throttle, timeout
 
 from . import ExternalServiceException, body_says_throttled, parse_retry_after
 
@@ -567,7 +567,7 @@ def recorded_scenarios(
     """
 
     def build() -> st.SearchStrategy[Scenario]:
-        from pytest_nucleo.testing._recording import (
+        from pytest_nucleo.testing._recorded._recording import (
             RecordingError,
             recorded_failures,
             recorded_scenario,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import pytest_nucleo.testing as _testing
-from pytest_nucleo.testing._backends import backend_factories
+from pytest_nucleo.testing._fake._backends import backend_factories
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_nucleo import body_excerpt, safe_endpoint
-from pytest_nucleo._excerpt import EXCERPT_HEAD, EXCERPT_LIMIT, EXCERPT_TAIL
+from pytest_nucleo._text._excerpt import EXCERPT_HEAD, EXCERPT_LIMIT, EXCERPT_TAIL
 
 NGINX_502 = (
     b"<html>\r\n<head><title>502 Bad Gateway</title><style>body{color:red}</style></head>\r\n"
@@ -208,7 +208,7 @@ def test_an_endpoint_masks_a_known_value_its_cut_splits() -> None:
 def test_a_quote_cut_to_its_budget_keeps_words_or_is_left_out() -> None:
     # Cut to a short budget, a small JSON body can keep only its keys and brackets; the text
     # then quotes nothing rather than '{"error": {"code": 1...'.
-    from pytest_nucleo._quote import quote_of
+    from pytest_nucleo._text._quote import quote_of
 
     body = '{"error": {"code": 1, "message": "Service temporarily unavailable"}}'
     assert quote_of(body, len(body), 30).words == ""
@@ -217,14 +217,14 @@ def test_a_quote_cut_to_its_budget_keeps_words_or_is_left_out() -> None:
 
 def test_a_quote_mark_at_the_edge_of_an_answer_is_not_quoted() -> None:
     # '" a' quoted as is reads 'It said: "" a".', which ends the quote before its words.
-    from pytest_nucleo._quote import quote_of
+    from pytest_nucleo._text._quote import quote_of
 
     assert quote_of('" a', 3, 200).words == "a"
     assert quote_of('"Service down"', 14, 200).words == "Service down"
 
 
 def test_fitting_a_text_cuts_its_quote_and_keeps_the_sentence_after_it() -> None:
-    from pytest_nucleo._quote import fit_quote
+    from pytest_nucleo._text._quote import fit_quote
 
     quote = "order not found in any of the warehouses we know of"
     text = f'Shop failed. It said: "{quote}". Check the value of "order_number".'
@@ -237,7 +237,7 @@ def test_fitting_a_text_cuts_its_quote_and_keeps_the_sentence_after_it() -> None
 def test_fitting_a_text_leaves_out_a_quote_cut_down_to_no_words() -> None:
     # A wrapper's words before a long throttle text left room for the start of a JSON body
     # only: '{"error": {"code": 1...' says nothing, so the text quotes nothing.
-    from pytest_nucleo._quote import fit_quote
+    from pytest_nucleo._text._quote import fit_quote
 
     quote = '{"error": {"code": 1, "message": "rate limit exceeded"}}'
     text = f'PubChem is throttling. It said: "{quote}". Come back in 100 seconds.'

@@ -34,7 +34,7 @@ from pytest_nucleo.testing import (
     respond,
     timeout,
 )
-from pytest_nucleo.testing._json_body import json_body
+from pytest_nucleo.testing._fake._json_body import json_body
 
 URL = "https://api.upstream.example/items/42"
 

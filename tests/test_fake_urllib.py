@@ -35,7 +35,7 @@ from pytest_nucleo.testing import (
     throttle,
     timeout,
 )
-from pytest_nucleo.testing._backends._urllib import ClientBackend
+from pytest_nucleo.testing._fake._backends._urllib import ClientBackend
 from tests._loopback import answering, full_queue, large_body, loopback
 
 URL = "https://api.upstream.example/items/42"

@@ -367,7 +367,7 @@ def test_the_clients_built_for_service_clients_share_one_tls_context(
 ) -> None:
     # httpx builds a TLS context for each client, loading certifi's bundle (about 40 ms): a
     # service client opened per call would pay that on every call. Each load is recorded.
-    from pytest_nucleo import _client
+    from pytest_nucleo._http import _service as _client
 
     loaded: list[ssl.SSLContext] = []
     load = ssl.SSLContext.load_verify_locations
@@ -465,7 +465,7 @@ def test_values_sent_unreserved_are_their_own_encoded_forms() -> None:
     import random
     from urllib.parse import quote, quote_plus
 
-    from pytest_nucleo._client import _UNRESERVED
+    from pytest_nucleo._http._service import _UNRESERVED
 
     rng = random.Random(3)
     alphabet = [chr(c) for c in range(0x20, 0x80)] + ["\u00e9", "\u0130", "\uff11", "\n", "\t"]

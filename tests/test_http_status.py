@@ -23,7 +23,7 @@ from pytest_nucleo import (
     http_exception,
     raise_for_status,
 )
-from pytest_nucleo._status import status_line
+from pytest_nucleo._http._status import status_line
 
 URL = "https://app:pw-9f8e7d@api.example/v1/orders/00000099?api_key=qk-1234567890&page=2#x"
 
@@ -413,7 +413,7 @@ def test_a_400_that_says_a_limit_was_hit_is_a_throttle(body: bytes) -> None:
 def test_the_fast_throttle_check_agrees_with_the_400_patterns() -> None:
     import random
 
-    from pytest_nucleo._status import _THROTTLE_400
+    from pytest_nucleo._http._status import _THROTTLE_400
 
     rng = random.Random(9)
     pieces = ["rate", "limit", "ed", "exceeded", "reached", "too", "many", "requests",
@@ -480,7 +480,7 @@ def test_the_fast_throttle_check_agrees_with_the_patterns() -> None:
     ASCII made of pattern pieces, it must agree with the regexes run alone."""
     import random
 
-    from pytest_nucleo._status import _THROTTLE
+    from pytest_nucleo._http._status import _THROTTLE
 
     rng = random.Random(8)
     pieces = ["rate", "limit", "too", "many", "requests", "throttl", "slow", "down", "quota",

@@ -9,7 +9,8 @@ import string
 
 import pytest
 
-from pytest_nucleo import _excerpt, _markup, _quote, _secrets, _status
+from pytest_nucleo._http import _status
+from pytest_nucleo._text import _excerpt, _markup, _quote, _secrets
 
 # --- the page reader ---------------------------------------------------------------------------
 

@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 import pytest_nucleo as nucleo
-from pytest_nucleo import _markup, body_excerpt
+from pytest_nucleo import body_excerpt
+from pytest_nucleo._text import _markup
 from pytest_nucleo.testing import text_problems
-from pytest_nucleo.testing._pages import error_page
+from pytest_nucleo.testing._fake._pages import error_page
 
 
 def page(body: str) -> str:

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from pytest_nucleo.testing import _network, _refusal
+from pytest_nucleo.testing._fake import _guard as _network
+from pytest_nucleo.testing._fake import _refusal
 
 # The clients the fake answers, as the messages list them.
 _NAMES = _network._faked_clients()

@@ -11,7 +11,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from pytest_nucleo import body_excerpt, exception_for_response
 from pytest_nucleo.testing import FakeUpstream, html_error, text_problems
-from pytest_nucleo.testing._pages import _STATUSES, SERVERS, default_server
+from pytest_nucleo.testing._fake._pages import _STATUSES, SERVERS, default_server
 
 HOST = "status.widgets.example"
 URL = f"https://{HOST}/api/v1/incidents/4711"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_nucleo.testing import _network
+from pytest_nucleo.testing._fake import _guard as _network
 
 
 @pytest.fixture

@@ -20,8 +20,7 @@ from recorded_tools import get_report
 from pytest_nucleo import strategies as nst
 from pytest_nucleo.__main__ import main
 from pytest_nucleo.testing import LLMText
-from pytest_nucleo.testing._recorded import would_call
-from pytest_nucleo.testing._recording import (
+from pytest_nucleo.testing._recorded._recording import (
     RecordedExchange,
     RecordingError,
     read_recording,
@@ -30,6 +29,7 @@ from pytest_nucleo.testing._recording import (
     replay_body,
     replay_headers,
 )
+from pytest_nucleo.testing._recorded._replay import would_call
 
 RECORDINGS = Path(__file__).parent / "recordings"
 TOKEN = "nucleoLoopbackToken0123456789"
@@ -424,7 +424,7 @@ def test_neither_the_runtime_nor_the_plugin_imports_yaml_or_vcrpy() -> None:
         "import pytest_nucleo.plugin\n"
         "from pytest_nucleo.testing import ToolContract\n"
         # JSON cassettes and HAR files need no extra: a plain install reads them.
-        "from pytest_nucleo.testing._recording import recorded_failures\n"
+        "from pytest_nucleo.testing._recorded._recording import recorded_failures\n"
         f"recorded_failures([{str(RECORDINGS / 's3_slowdown.json')!r}, "
         f"{str(RECORDINGS / 'proxy_502.har')!r}])\n"
         "print(' '.join(sorted({'yaml', 'vcr'} & set(sys.modules))))\n"

@@ -168,7 +168,7 @@ def test_a_planted_secret_is_listed_once(pytester: pytest.Pytester) -> None:
 
 def test_a_row_whose_text_broke_a_style_rule_names_the_rule() -> None:
     # The matrix says which rule a text broke, so a reviewer knows where to look.
-    from pytest_nucleo.testing._report import markdown, terminal_lines
+    from pytest_nucleo.testing._contract._report import markdown, terminal_lines
 
     text = (
         "The external service Shop failed. Calling it again now is unlikely to help.\n"

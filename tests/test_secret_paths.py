@@ -14,9 +14,9 @@ from secret_canaries import CANARIES
 
 import pytest_nucleo as nucleo
 from pytest_nucleo import body_excerpt, http_exception, run_tool
-from pytest_nucleo._excerpt import EXCERPT_HEAD
-from pytest_nucleo._secrets import MASK, redact
-from pytest_nucleo._text import one_line
+from pytest_nucleo._text._excerpt import EXCERPT_HEAD
+from pytest_nucleo._text._render import one_line
+from pytest_nucleo._text._secrets import MASK, redact
 
 IDS = [name for name, _, _ in CANARIES]
 

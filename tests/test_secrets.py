@@ -11,7 +11,7 @@ import pytest
 from secret_canaries import KEY_FORMATS
 
 from pytest_nucleo import ExternalServiceException, http_exception
-from pytest_nucleo._secrets import MASK, _mask_value, redact
+from pytest_nucleo._text._secrets import MASK, _mask_value, redact
 
 
 @pytest.mark.parametrize(
@@ -64,7 +64,7 @@ def test_urls_keep_host_and_path() -> None:
 def _redact_running_every_pattern(text: str) -> str:
     """``redact`` without its shortcuts (the hint checks, and the key=value pattern's speed-up
     lookahead): the reference they must agree with."""
-    from pytest_nucleo import _secrets as s
+    from pytest_nucleo._text import _secrets as s
 
     text = s._PEM.sub(MASK, text)
     text = s._USERINFO.sub(r"\1", text)

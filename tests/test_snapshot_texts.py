@@ -16,7 +16,7 @@ import pytest
 
 from pytest_nucleo import CORRECTABLE_HINT, UNCORRECTABLE_HINT
 from pytest_nucleo.testing import text_problems
-from pytest_nucleo.testing._wording import wording_problems
+from pytest_nucleo.testing._contract._wording import wording_problems
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOT_FILES = sorted(
@@ -160,7 +160,7 @@ def test_a_duration_that_is_not_a_wait_is_not_read_as_one() -> None:
 
 def test_a_throttle_scenario_reads_a_wait_in_minutes_or_hours_as_the_wording_check_does() -> None:
     from pytest_nucleo import UpstreamThrottleException
-    from pytest_nucleo.testing._scenarios import Expectation, _throttle_violation
+    from pytest_nucleo.testing._contract._scenarios import Expectation, _throttle_violation
 
     expect = Expectation(UpstreamThrottleException, False, "a throttle", retry_after=900.0)
     for said, agrees in (("about 15 minutes", True), ("900 seconds", True), ("1 hour", False)):

@@ -203,7 +203,7 @@ def test_a_body_that_says_throttle_is_expected_to_throttle(scenario: Scenario) -
 
 
 def test_a_throttle_worded_400_is_expected_to_throttle() -> None:
-    from pytest_nucleo.testing._scenarios import status_expectation
+    from pytest_nucleo.testing._contract._scenarios import status_expectation
 
     assert (
         status_expectation("fetch", 400, throttle_body=True).cls is nucleo.UpstreamThrottleException

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_nucleo._text import clean_block, duration, one_line, render_value, seconds
+from pytest_nucleo._text._render import clean_block, duration, one_line, render_value, seconds
 
 
 def test_one_line_collapses_whitespace_and_control_characters() -> None:
@@ -71,7 +71,7 @@ def test_fast_paths_change_no_result() -> None:
     the plain regex passes over every kind of whitespace and control character."""
     import random
 
-    from pytest_nucleo import _text
+    from pytest_nucleo._text import _render as _text
 
     def plain_block(text: str) -> str:
         head = text.replace("\r\n", "\n").replace("\r", "\n")

@@ -147,7 +147,7 @@ def test_no_loopback_address_and_no_limiter_settings_reach_the_model() -> None:
 def test_instructions_meant_for_a_person_are_not_quoted() -> None:
     # Was: "... Incorrect API key provided: [REDACTED]. You can find your API key at
     # https://platform.openai.com/account/api-keys." in a provider's credentials text.
-    from pytest_nucleo._quote import without_instructions
+    from pytest_nucleo._text._quote import without_instructions
 
     said = (
         "Incorrect API key provided: [REDACTED]. You can find your API key at "
@@ -189,9 +189,9 @@ def test_a_long_service_and_path_keep_every_mapped_text_within_its_bound() -> No
 
 
 def test_a_long_service_and_path_keep_the_no_answer_and_not_json_texts_within_their_bound() -> None:
-    from pytest_nucleo._client import not_json_exception
-    from pytest_nucleo._clients import ResponseView
-    from pytest_nucleo._clients._kinds import Transport, transport_exception
+    from pytest_nucleo._http._clients import ResponseView
+    from pytest_nucleo._http._clients._kinds import Transport, transport_exception
+    from pytest_nucleo._http._service import not_json_exception
 
     for kind in Transport:
         failure = transport_exception(LONG_SERVICE, TimeoutError(), kind, "GET", LONG_URL)
@@ -204,7 +204,7 @@ def test_a_long_service_and_path_keep_the_no_answer_and_not_json_texts_within_th
 
 
 def _buried(service: str, status: int | None, body: str) -> nucleo.LLMReadableException:
-    from pytest_nucleo._clients._kinds import Transport, transport_exception
+    from pytest_nucleo._http._clients._kinds import Transport, transport_exception
 
     if status is None:  # no answer at all
         return transport_exception(service, TimeoutError(), Transport.READ_TIMEOUT, "GET", LONG_URL)
@@ -261,7 +261,7 @@ def test_a_wrapped_text_cuts_the_service_where_it_names_the_service() -> None:
 
 
 def test_shortening_a_name_never_lengthens_a_text() -> None:
-    from pytest_nucleo._text import shorten_names
+    from pytest_nucleo._text._render import shorten_names
 
     name = "Acme... the global inventory management platform"  # "..." of its own
     text = "X" * 350 + " on Acme... the global inventory management pla... (HTTP 404)"
@@ -276,7 +276,7 @@ def test_shortening_a_name_never_lengthens_a_text() -> None:
 
 
 def test_a_long_path_is_shown_by_its_start_and_its_end(llm_snapshot: object) -> None:
-    from pytest_nucleo._clients._kinds import Transport, transport_exception
+    from pytest_nucleo._http._clients._kinds import Transport, transport_exception
 
     text = nucleo.http_exception(LONG_SERVICE, LONG_URL, 404, "no such thing").explain_to_llm()
     assert text == llm_snapshot

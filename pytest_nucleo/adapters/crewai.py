@@ -97,8 +97,7 @@ from pytest_nucleo._exceptions import (
     UncorrectableRuntimeLLMException,
     UpstreamThrottleException,
 )
-from pytest_nucleo._runner import RetriesExhaustedException, ToolResult
-from pytest_nucleo._status import (
+from pytest_nucleo._http._status import (
     Http400Exception,
     Http401Exception,
     Http403Exception,
@@ -112,6 +111,7 @@ from pytest_nucleo._status import (
     HttpThrottledStatusException,
     HttpUnmappedStatusException,
 )
+from pytest_nucleo._runner import RetriesExhaustedException, ToolResult
 from pytest_nucleo.adapters._core import (
     RunnerOptions,
     check_runner_options,

@@ -53,8 +53,8 @@ from google.genai import types
 
 from pytest_nucleo._chain import find_in_chain
 from pytest_nucleo._exceptions import LLMReadableException, SystemException
-from pytest_nucleo._message import described
 from pytest_nucleo._runner import ToolResult, run_sync
+from pytest_nucleo._text._message import described
 from pytest_nucleo.adapters._core import (
     RunnerOptions,
     check_runner_options,

@@ -76,8 +76,8 @@ from pytest_nucleo._exceptions import (
     LLMReadableException,
     SystemException,
 )
-from pytest_nucleo._message import described
 from pytest_nucleo._runner import ToolResult, run_sync
+from pytest_nucleo._text._message import described
 from pytest_nucleo.adapters._core import (
     RunnerOptions,
     ToolFailureText,

@@ -8,9 +8,9 @@ from typing import TypeGuard
 
 from pytest_nucleo._chain import iter_chain
 from pytest_nucleo._exceptions import ExternalServiceException, check_seconds
-from pytest_nucleo._quote import quote_of
-from pytest_nucleo._retry_after import RETRY_AFTER_CAP
-from pytest_nucleo._text import VALUE_LIMIT, one_line, render_value
+from pytest_nucleo._http._retry_after import RETRY_AFTER_CAP
+from pytest_nucleo._text._quote import quote_of
+from pytest_nucleo._text._render import VALUE_LIMIT, one_line, render_value
 
 from ._refusal import LimiterRefusalException
 

@@ -14,7 +14,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 
-from pytest_nucleo._retry_after import RETRY_AFTER_CAP
+from pytest_nucleo._http._retry_after import RETRY_AFTER_CAP
 
 from ._circuit import CLOSED, Circuit
 from ._failure import UpstreamFailure

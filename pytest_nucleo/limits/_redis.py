@@ -43,8 +43,8 @@ from urllib.parse import quote
 
 from pytest_nucleo._clock import Clock
 from pytest_nucleo._forks import hold_over_forks
-from pytest_nucleo._retry_after import RETRY_AFTER_CAP
-from pytest_nucleo._text import one_line, seconds
+from pytest_nucleo._http._retry_after import RETRY_AFTER_CAP
+from pytest_nucleo._text._render import one_line, seconds
 
 from ._circuit import State
 from ._failure import UpstreamFailure

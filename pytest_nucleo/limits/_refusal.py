@@ -7,7 +7,7 @@ import math
 from typing import TYPE_CHECKING, Literal
 
 from pytest_nucleo._exceptions import UncorrectableLLMException
-from pytest_nucleo._text import VALUE_LIMIT, clean_block, next_step, one_line, seconds
+from pytest_nucleo._text._render import VALUE_LIMIT, clean_block, next_step, one_line, seconds
 
 if TYPE_CHECKING:
     from ._failure import UpstreamFailure

@@ -11,9 +11,18 @@ from typing import TYPE_CHECKING
 from pytest_nucleo._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from ._contract import ToolContract, overrides_contract
+    from ._contract._hygiene import assert_clean_llm_text, text_problems
+    from ._contract._scenarios import (
+        ContractViolation,
+        Expectation,
+        Observation,
+        Scenario,
+        contract_matrix,
+    )
+    from ._contract._suite import ToolContract, overrides_contract
+    from ._contract._wording import BODY_LENGTH_LIMIT, TextProblem
     from ._failure import Failure, LLMText, assert_error_result, fails_with, failure_set
-    from ._fake import (
+    from ._fake._upstream import (
         FakeRoute,
         FakeUpstream,
         Outcome,
@@ -27,42 +36,39 @@ if TYPE_CHECKING:
         throttle,
         timeout,
     )
-    from ._hygiene import assert_clean_llm_text, text_problems
-    from ._scenarios import ContractViolation, Expectation, Observation, Scenario, contract_matrix
     from ._snapshot import LLMTextSerializer, LLMTextSnapshotExtension
-    from ._wording import BODY_LENGTH_LIMIT, TextProblem
 
 _WHERE = {
-    "BODY_LENGTH_LIMIT": "_wording",
-    "ContractViolation": "_scenarios",
-    "Expectation": "_scenarios",
+    "BODY_LENGTH_LIMIT": "_contract._wording",
+    "ContractViolation": "_contract._scenarios",
+    "Expectation": "_contract._scenarios",
     "Failure": "_failure",
-    "FakeRoute": "_fake",
-    "FakeUpstream": "_fake",
+    "FakeRoute": "_fake._upstream",
+    "FakeUpstream": "_fake._upstream",
     "LLMText": "_failure",
     "LLMTextSerializer": "_snapshot",
     "LLMTextSnapshotExtension": "_snapshot",
-    "Observation": "_scenarios",
-    "Outcome": "_fake",
-    "Scenario": "_scenarios",
-    "TextProblem": "_wording",
-    "ToolContract": "_contract",
-    "UnexpectedCallError": "_fake",
-    "UnmatchedRequestError": "_fake",
-    "assert_clean_llm_text": "_hygiene",
+    "Observation": "_contract._scenarios",
+    "Outcome": "_fake._upstream",
+    "Scenario": "_contract._scenarios",
+    "TextProblem": "_contract._wording",
+    "ToolContract": "_contract._suite",
+    "UnexpectedCallError": "_fake._upstream",
+    "UnmatchedRequestError": "_fake._upstream",
+    "assert_clean_llm_text": "_contract._hygiene",
     "assert_error_result": "_failure",
-    "connect_error": "_fake",
-    "contract_matrix": "_scenarios",
+    "connect_error": "_fake._upstream",
+    "contract_matrix": "_contract._scenarios",
     "fails_with": "_failure",
     "failure_set": "_failure",
-    "html_error": "_fake",
-    "http_date": "_fake",
-    "not_json": "_fake",
-    "overrides_contract": "_contract",
-    "respond": "_fake",
-    "text_problems": "_hygiene",
-    "throttle": "_fake",
-    "timeout": "_fake",
+    "html_error": "_fake._upstream",
+    "http_date": "_fake._upstream",
+    "not_json": "_fake._upstream",
+    "overrides_contract": "_contract._suite",
+    "respond": "_fake._upstream",
+    "text_problems": "_contract._hygiene",
+    "throttle": "_fake._upstream",
+    "timeout": "_fake._upstream",
 }
 
 __all__ = [

@@ -17,7 +17,7 @@ from pytest_nucleo import (
     unwrap,
 )
 from pytest_nucleo._chain import iter_chain
-from pytest_nucleo._secrets import redact
+from pytest_nucleo._text._secrets import redact
 
 
 class LLMText(str):
@@ -98,7 +98,7 @@ def fake_problem(exc: BaseException) -> BaseException | None:
     """The fake upstream's own problem (an unmatched request, a sequence run out) that ``exc``
     comes from, whatever the tool made of it; else None."""
     # Only a loaded fake can have raised one; importing it here would pull respx in.
-    fake = sys.modules.get(f"{__package__}._fake")
+    fake = sys.modules.get("pytest_nucleo.testing._fake._upstream")
     if fake is None:
         return None
     problems = (fake.UnmatchedRequestError, fake.UnexpectedCallError)
@@ -123,7 +123,7 @@ def _fake_problem(exc: BaseException) -> str | None:
         return None
     if not isinstance(problem, AssertionError):  # a logged stand-in: its message is all it has
         return str(problem)
-    from ._fake import problem_report
+    from ._fake._upstream import problem_report
 
     return problem_report([problem])
 

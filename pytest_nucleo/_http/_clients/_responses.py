@@ -1,0 +1,99 @@
+"""Any client's response as a failure: :func:`exception_for_response` and its raising twin."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TypeVar
+
+from pytest_nucleo._exceptions import LLMReadableCheckedException
+from pytest_nucleo._http._status import http_exception
+
+from . import ResponseView, clients, read_response
+from ._hooks import hook_failures
+
+C = TypeVar("C")
+
+
+def view_of(response: object, caller: str) -> ResponseView:
+    """What ``response`` answered; TypeError, saying what is accepted, for anything else."""
+    view = read_response(response)
+    if view is None:
+        raise TypeError(
+            f"{caller}() takes a response of one of the clients {', '.join(clients())} (an "
+            f"aiohttp one once its body was read); got a value of type "
+            f"{type(response).__name__}. For another client, "
+            "call http_exception(service, url, status, body, headers) with its parts"
+        )
+    return view
+
+
+def _check_service(service: object, caller: str) -> None:
+    if not isinstance(service, str) or not service.strip():
+        raise TypeError(
+            f"{caller}() needs the service's name as the model should read it (a non-empty "
+            f'str, for example "PubChem") as its first argument; got {service!r}'
+        )
+
+
+def exception_for_response(
+    service: str, response: object, *, known: Iterable[str] = ()
+) -> LLMReadableCheckedException | None:
+    """The failure a response of any supported client means, or None for a 2xx.
+
+    The same mapping as :func:`http_exception` (status table, Retry-After, throttle-body rule,
+    safe excerpts), with what the request carried (credential headers, query values, body
+    values) masked wherever it shows up. ``known`` adds values to mask: a urllib3 response
+    knows its URL but not the headers it was requested with, so pass its credentials there.
+    An aiohttp response must have been read first (``await response.read()``): its body
+    cannot be read without awaiting.
+    """
+    return _exception(service, response, "exception_for_response", known)
+
+
+def _exception(
+    service: str, response: object, caller: str, known: Iterable[str]
+) -> LLMReadableCheckedException | None:
+    _check_service(service, caller)
+    view = view_of(response, caller)
+    if 200 <= view.status <= 299:
+        return None
+    return http_exception(
+        service, view.endpoint, view.status, view.body, view.headers, known=(*view.known, *known)
+    )
+
+
+def raise_for_response(service: str, response: object, *, known: Iterable[str] = ()) -> None:
+    """Raise :func:`exception_for_response` for a response outside 2xx; return None for a 2xx."""
+    failure = _exception(service, response, "raise_for_response", known)
+    if failure is not None:
+        raise failure
+
+
+def harden_client(service: str, client: C, *, known: Iterable[str] = ()) -> C:
+    """Make every failing response ``client`` receives raise the mapped failure
+    (:func:`raise_for_response`'s: status, Retry-After, what the server said), before the code
+    that sent the request sees the response. Returns ``client``.
+
+    For a session or client an SDK builds and then turns failing responses into its own
+    exceptions, often losing the status, the wait and the server's words
+    (``sdk = SearchClient(key); harden_client("Search", sdk.session)``). ``client`` is a
+    ``requests.Session``, an ``httpx.Client``/``AsyncClient`` or an ``httpx2`` one. Statuses of
+    400 or more raise; redirects and successes go on as before. The SDK then never sees a
+    failing status, so its own retries or token refresh on one are skipped. Hooking twice for
+    one service replaces the first hook. For a response in hand, use
+    :func:`raise_for_response`; for a client of your own, :class:`ServiceClient`, which maps
+    its responses already; for the provider SDKs, :func:`from_provider_error`.
+    """
+    _check_service(service, "harden_client")
+    extra = tuple(known)
+
+    def check(response: object) -> None:
+        raise_for_response(service, response, known=extra)
+
+    if not hook_failures(client, check, mark=f"pytest_nucleo:{service}"):
+        raise TypeError(
+            "harden_client() takes a requests.Session, an httpx.Client or httpx.AsyncClient, or "
+            f"an httpx2 one; got a value of type {type(client).__name__}. For a response in "
+            "hand, call raise_for_response(service, response)"
+        )
+    return client
