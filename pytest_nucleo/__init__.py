@@ -46,9 +46,10 @@ if TYPE_CHECKING:
         UpstreamThrottleException,
     )
     from ._http._clients._responses import exception_for_response, harden_client, raise_for_response
+    from ._http._clients._sent import sent_values
     from ._http._providers._rules import from_provider_error
     from ._http._retry_after import RETRY_AFTER_CAP, parse_retry_after
-    from ._http._service import AsyncServiceClient, ServiceClient, sent_values
+    from ._http._service import AsyncServiceClient, ServiceClient
     from ._http._status import (
         HTTP_STATUS_TABLE,
         THROTTLE_400_PATTERNS,
@@ -70,21 +71,20 @@ if TYPE_CHECKING:
         http_exception,
         raise_for_status,
     )
-    from ._runner import (
+    from ._runner._results import (
         DEFAULT_TEXT_LIMIT,
         CancelToken,
         RetriesExhaustedException,
         ToolInfo,
         ToolResult,
-        arun_tool,
-        run_tool,
-        tool,
     )
+    from ._runner._tools import arun_tool, run_tool, tool
     from ._text._excerpt import body_excerpt, safe_endpoint
     from .limits._failure import UpstreamFailure
-    from .limits._limiter import LimiterStats, Permit, RateLimiter
+    from .limits._limiter import Permit, RateLimiter
     from .limits._redis import RedisScriptError, RedisStore
     from .limits._refusal import LimiterRefusalException
+    from .limits._stats import LimiterStats
     from .limits._window import Budget
 
 # Each public name and the module that defines it. Names are imported on first use, so
@@ -93,7 +93,7 @@ if TYPE_CHECKING:
 # it uses (the limiters pull in asyncio, the client httpx).
 _WHERE = {
     "CORRECTABLE_HINT": "_exceptions",
-    "DEFAULT_TEXT_LIMIT": "_runner",
+    "DEFAULT_TEXT_LIMIT": "_runner._results",
     "HTTP_STATUS_TABLE": "_http._status",
     "RETRY_AFTER_CAP": "_http._retry_after",
     "THROTTLE_400_PATTERNS": "_http._status",
@@ -101,7 +101,7 @@ _WHERE = {
     "UNCORRECTABLE_HINT": "_exceptions",
     "AsyncServiceClient": "_http._service",
     "Budget": "limits._window",
-    "CancelToken": "_runner",
+    "CancelToken": "_runner._results",
     "Clock": "_clock",
     "ContextOverflowException": "_exceptions",
     "CorrectableLLMException": "_exceptions",
@@ -129,7 +129,7 @@ _WHERE = {
     "LLMReadableException": "_exceptions",
     "LLMReadableRuntimeException": "_exceptions",
     "LimiterRefusalException": "limits._refusal",
-    "LimiterStats": "limits._limiter",
+    "LimiterStats": "limits._stats",
     "ModelNotFoundException": "_exceptions",
     "OverloadRetryException": "_exceptions",
     "PermissionDeniedException": "_exceptions",
@@ -142,14 +142,14 @@ _WHERE = {
     "RedisScriptError": "limits._redis",
     "RedisStore": "limits._redis",
     "ResourceNotFoundException": "_exceptions",
-    "RetriesExhaustedException": "_runner",
+    "RetriesExhaustedException": "_runner._results",
     "ServiceClient": "_http._service",
     "SpendCapExceededException": "_exceptions",
     "SystemClock": "_clock",
     "SystemException": "_exceptions",
     "TimerHandle": "_clock",
-    "ToolInfo": "_runner",
-    "ToolResult": "_runner",
+    "ToolInfo": "_runner._results",
+    "ToolResult": "_runner._results",
     "TransientErrorRetryException": "_exceptions",
     "UnauthorizedException": "_exceptions",
     "UncorrectableLLMException": "_exceptions",
@@ -157,7 +157,7 @@ _WHERE = {
     "UpstreamFailure": "limits._failure",
     "UpstreamRetryException": "_exceptions",
     "UpstreamThrottleException": "_exceptions",
-    "arun_tool": "_runner",
+    "arun_tool": "_runner._tools",
     "body_excerpt": "_text._excerpt",
     "body_says_throttled": "_http._status",
     "exception_for_response": "_http._clients._responses",
@@ -169,12 +169,12 @@ _WHERE = {
     "parse_retry_after": "_http._retry_after",
     "raise_for_response": "_http._clients._responses",
     "raise_for_status": "_http._status",
-    "run_tool": "_runner",
+    "run_tool": "_runner._tools",
     "safe_endpoint": "_text._excerpt",
-    "sent_values": "_http._service",
+    "sent_values": "_http._clients._sent",
     "service_call": "_chain",
     "set_testing": "_clock",
-    "tool": "_runner",
+    "tool": "_runner._tools",
     "unwrap": "_chain",
     "unwrap_runtime": "_chain",
     "wrap_with_context": "_chain",

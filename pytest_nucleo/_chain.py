@@ -1,8 +1,6 @@
-"""Cause-chain walks and the helpers that turn whatever a tool called into what the model reads.
+"""The helpers that turn whatever a tool called into what the model reads, from its cause chain.
 
-The chain of an exception is its ``__cause__``, else its ``__context__`` unless
-``__suppress_context__`` is set; the members of an ``ExceptionGroup`` belong to it too. Every
-walk is cycle-safe and visits at most :data:`MAX_CHAIN` exceptions.
+The chain is walked by ``_causes`` (each exception once, cycle-safe, at most ``MAX_CHAIN``).
 
 Raising a buried exception again inside ``except`` would make Python set its ``__context__`` to
 the handled exception, whose chain already leads back to it: a cycle that hides where it came
@@ -17,10 +15,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any, ParamSpec, TypeVar, overload
 
+from ._causes import find_in_chain, iter_chain
 from ._exceptions import (
     CorrectableRuntimeLLMException,
     ExternalServiceException,
@@ -46,44 +45,11 @@ from ._text._render import (
     shorten_names,
 )
 
-MAX_CHAIN = 256
-"""Most exceptions any walk visits; real chains are a handful, hostile ones are cut here."""
-
 DEFAULT_COMPONENT = "the tool"
 
 P = ParamSpec("P")
 R = TypeVar("R")
 E = TypeVar("E", bound=BaseException)
-
-
-def iter_chain(exc: BaseException) -> Iterator[BaseException]:
-    """Yield ``exc`` and everything in its cause chain, depth first, each exception once.
-
-    A group's members are visited before the group's own cause, since they are what it holds.
-    """
-    seen: set[int] = set()
-    stack: list[BaseException] = [exc]
-    while stack and len(seen) < MAX_CHAIN:
-        current = stack.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        following = current.__cause__
-        if following is None and not current.__suppress_context__:
-            following = current.__context__
-        if following is not None:
-            stack.append(following)
-        if isinstance(current, BaseExceptionGroup):
-            stack.extend(reversed(current.exceptions))
-
-
-def find_in_chain(exc: BaseException, kind: type[R]) -> R | None:
-    """The first exception of type ``kind`` in the chain of ``exc``, or None."""
-    for member in iter_chain(exc):
-        if isinstance(member, kind):
-            return member
-    return None
 
 
 def deepest_message(exc: BaseException) -> str:

@@ -343,7 +343,7 @@ def _lead_with_upstream_problems(
     """Fail the test with what the fake upstream found wrong (an unmatched request, a sequence
     run out), even when the tool swallowed the error or turned it into a failure of the set:
     that is the cause, and what the test then failed with only follows from it."""
-    from pytest_nucleo._chain import iter_chain
+    from pytest_nucleo._causes import iter_chain
 
     problems = list(upstream.problems)
     message = upstream.take_problems()

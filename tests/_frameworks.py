@@ -13,6 +13,7 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -23,7 +24,10 @@ an environment of their own, which this script makes."""
 
 
 def needs_frameworks(*modules: str) -> None:
-    """Skip the calling test module (or test) unless every one of ``modules`` imports."""
+    """Skip the calling test module (or test) unless every one of ``modules`` imports.
+
+    Called at a test module's top, the same modules are its line in ``NEEDS`` below, which
+    keeps it out of collection when one is missing; this call skips it when run directly."""
     # pytest reports the skip at this line; the reason names the module that asked.
     caller = sys._getframe(1).f_globals["__name__"]
     for module in modules:
@@ -44,34 +48,67 @@ def needs_crewai() -> None:
     )
 
 
+class Needs(NamedTuple):
+    """What one test module needs: the modules its top-level ``needs_frameworks(...)`` names, in
+    its order, or ``("crewai",)`` and ``crewai=True`` for ``needs_crewai()``."""
+
+    modules: tuple[str, ...]
+    crewai: bool = False
+
+
+NEEDS: dict[str, Needs] = {
+    "test_adapter_anthropic.py": Needs(("anthropic",)),
+    "test_adapter_crewai.py": Needs(("crewai",), crewai=True),
+    "test_adapter_google_adk.py": Needs(("google.adk",)),
+    "test_adapter_langchain.py": Needs(("langchain_core", "langgraph", "langchain")),
+    "test_adapter_llama_index.py": Needs(("llama_index.core",)),
+    "test_adapter_mcp.py": Needs(("mcp", "fastmcp")),
+    "test_adapter_openai_agents.py": Needs(("agents",)),
+    "test_adapter_own_errors.py": Needs(("fastmcp", "mcp", "langchain_core", "pydantic_ai")),
+    "test_adapter_pydantic_ai.py": Needs(("pydantic_ai", "openai", "anthropic")),
+    "test_adapter_pydantic_ai_mcp.py": Needs(("fastmcp", "pydantic_ai")),
+    "test_adapter_texts.py": Needs(("fastmcp", "mcp", "langchain_core", "pydantic_ai", "agents")),
+    "test_fake_mcp_http.py": Needs(("mcp",)),
+    "test_fake_sdks.py": Needs(("anthropic", "openai")),
+    "test_provider_google.py": Needs(("google.genai",)),
+    "test_providers.py": Needs(("anthropic", "openai")),
+}
+"""Each test module (by file name, in tests/) that needs an optional framework or SDK as a whole,
+and what it needs: what ``left_out`` consults. The module itself still calls
+``needs_frameworks(...)`` or ``needs_crewai()`` at its top, with the same modules, so that it
+skips when run directly; tests/test_house.py checks that the two agree. A new such module is
+one more line here."""
+
+
 def left_out(path: Path) -> str | None:
     """Why the test module at ``path`` is left out of collection (the conftest's
-    ``pytest_ignore_collect``), or None: its top-level ``needs_frameworks(...)`` or
-    ``needs_crewai()`` names a module that is not installed.
+    ``pytest_ignore_collect``), or None: ``NEEDS`` names a module for it that is not installed.
 
     Left out rather than skipped at import: syrupy counts the snapshots of a module that was
     collected and yielded no test as unused, and fails the run; those of a module kept out of
     collection it leaves alone."""
-    if not (path.name.startswith("test_") and path.suffix == ".py"):
+    needs = NEEDS.get(path.name)
+    if needs is None:
         return None
-    source = path.read_text(encoding="utf-8")
-    if "needs_frameworks(" not in source and "needs_crewai(" not in source:
+    missing = [module for module in needs.modules if not _installed(module)]
+    if not missing:
         return None
-    for node in ast.parse(source).body:
-        call = node.value if isinstance(node, ast.Expr) else None
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
-            continue
-        if call.func.id == "needs_crewai" and not _installed("crewai"):
-            return (
-                "needs crewai, from the crewai extra, which needs an environment of its own "
-                f"(it pins older mcp, openai, httpx and pydantic): {CREWAI_INSTALL}"
-            )
-        if call.func.id == "needs_frameworks":
-            named = [a.value for a in call.args if isinstance(a, ast.Constant)]
-            missing = [m for m in named if isinstance(m, str) and not _installed(m)]
-            if missing:
-                return f"needs {', '.join(missing)}, from the frameworks extra: {INSTALL}"
-    return None
+    if needs.crewai:
+        return (
+            "needs crewai, from the crewai extra, which needs an environment of its own "
+            f"(it pins older mcp, openai, httpx and pydantic): {CREWAI_INSTALL}"
+        )
+    return f"needs {', '.join(missing)}, from the frameworks extra: {INSTALL}"
+
+
+def not_collected(tests: Path) -> list[str]:
+    """One line for each test module in the directory ``tests`` that ``left_out`` keeps out of
+    collection, saying why: the conftest prints them at the end of the run."""
+    return [
+        f"{name}: {why}"
+        for name in sorted(NEEDS)
+        if (tests / name).is_file() and (why := left_out(tests / name))
+    ]
 
 
 def _installed(module: str) -> bool:

@@ -64,8 +64,8 @@ from _redis_server import redis_server  # noqa: E402, F401
 
 # A test module that needs an optional framework which is not installed is kept out of
 # collection (see tests/_frameworks.py, left_out, for why not skipped), and listed at the end
-# of the run with the extra that brings it.
-from tests._frameworks import left_out  # noqa: E402
+# of the run with the extra that brings it. What each module needs is a table there (NEEDS).
+from tests._frameworks import left_out, not_collected  # noqa: E402
 
 _TESTS = Path(__file__).parent
 
@@ -114,12 +114,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    lines = [
-        f"{path.name}: {why}"
-        for path in sorted(_TESTS.glob("test_*.py"))
-        if (why := left_out(path))
-    ]
-    if lines:
+    if lines := not_collected(_TESTS):
         terminalreporter.section("test modules not collected: their frameworks are not installed")
         for line in lines:
             terminalreporter.line(line)

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import pytest_nucleo as nucleo
-from pytest_nucleo._runner import ToolResult
+from pytest_nucleo._runner._results import ToolResult
 from pytest_nucleo.adapters._core import through_runner
 
 
@@ -153,7 +153,7 @@ def test_schema_failures_read_like_the_runners_own_checks() -> None:
 
 
 def test_run_sync_refuses_a_running_loop() -> None:
-    from pytest_nucleo._runner import run_sync
+    from pytest_nucleo._runner._tools import run_sync
 
     async def answer() -> int:
         return 42

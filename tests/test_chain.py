@@ -8,7 +8,8 @@ from collections.abc import Callable
 import pytest
 
 import pytest_nucleo as nucleo
-from pytest_nucleo._chain import MAX_CHAIN, deepest_message, iter_chain
+from pytest_nucleo._causes import MAX_CHAIN, iter_chain
+from pytest_nucleo._chain import deepest_message
 
 
 def raised(build: Callable[[], object]) -> BaseException:

@@ -465,7 +465,7 @@ def test_values_sent_unreserved_are_their_own_encoded_forms() -> None:
     import random
     from urllib.parse import quote, quote_plus
 
-    from pytest_nucleo._http._service import _UNRESERVED
+    from pytest_nucleo._http._clients._sent import _UNRESERVED
 
     rng = random.Random(3)
     alphabet = [chr(c) for c in range(0x20, 0x80)] + ["\u00e9", "\u0130", "\uff11", "\n", "\t"]

@@ -554,7 +554,7 @@ def test_canaries_never_reach_provider_or_client_error_texts() -> None:
             result = raised
         assert result is not error  # every one of them was recognised
         shown = []
-        for member in nucleo._chain.iter_chain(result):
+        for member in nucleo._causes.iter_chain(result):
             if isinstance(member, nucleo.LLMReadableException):
                 shown += [str(member), repr(member), member.explain_to_llm()]
             elif isinstance(member, nucleo.UpstreamRetryException):

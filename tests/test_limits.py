@@ -527,6 +527,17 @@ def test_a_refusal_readdressed_by_wrap_with_context_is_not_an_upstream_failure()
     assert UpstreamFailure.from_exception(nucleo.ExternalServiceException("S", "down")) is not None
 
 
+def test_a_refusal_of_a_subclass_in_the_chain_is_not_an_upstream_failure() -> None:
+    # _failure knows a refusal only as the OwnRefusal it registers as (the two modules do not
+    # import each other): a subclass of the refusal is one too, as isinstance had it.
+    class OwnRefusalKind(nucleo.LimiterRefusalException):
+        pass
+
+    outer = nucleo.ExternalServiceException("S", "down")
+    outer.__cause__ = OwnRefusalKind("shop", 1, 1.0, 0.0, "open")
+    assert UpstreamFailure.from_exception(outer) is None
+
+
 def test_refusal_pickles_with_its_fields() -> None:
     exc = LimiterRefusalException("github", 30, 60.0, 12.5, "open", GITHUB_429)
     copy = pickle.loads(pickle.dumps(exc))

@@ -17,11 +17,12 @@ from typing import Any
 
 import pytest
 from _redis_server import RedisServer, unique_prefix
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import pytest_nucleo as nucleo
 from pytest_nucleo import Budget, FakeClock, LimiterRefusalException, RateLimiter
+from pytest_nucleo.limits._window import SlidingWindow
 
 CHUNK = 16  # takes per sealed chunk, as the script keeps them
 TAKE = 16  # bytes per take
@@ -194,6 +195,110 @@ def test_a_window_of_one_budget_keeps_the_python_store_s_takes(
     client: Any, settings_: dict[str, Any], calls: list[tuple[Any, ...]]
 ) -> None:
     Pair(client, **settings_).play(calls, tokens=False)
+
+
+class EveryCopy(Pair):
+    """A limiter of one budget in process and on Redis, beside a window driven by
+    :meth:`SlidingWindow.earliest` directly: every copy of the window's pruning rule at once.
+
+    The rule (forget the takes that can never count again) is written four times: in
+    ``SlidingWindow.earliest``, inlined in ``OneBudgetRules.reserve`` (the in-process store's path
+    for one budget, which calls ``earliest`` only once the window is full), and twice in
+    ``_step.lua`` (its one-budget short path, and its ``earliest``, which the script takes when
+    the window is full or the wait too long). After every call the three windows must hold the
+    same takes, and every admission must get the same answer: a change to any one copy shows."""
+
+    def __init__(self, client: Any, **options: Any) -> None:
+        super().__init__(client, **options)
+        self.direct = SlidingWindow()
+        main = self.here.budgets[0]
+        self.capacity, self.span = main.max_units, main.window_seconds
+        self.widest = self.span * (1.0 + self.here.max_throttle)
+
+    def reserve(self, takes: tuple[int, ...]) -> tuple[Any, ...]:
+        # The throttle and a server's pause as the in-process rules hold them before the call
+        # (the outcomes' rules are not what is tested here), then the admission's steps on the
+        # window directly: its earliest start, the pause, the patience, the take.
+        level, blocked = self.here._keeper.read(lambda state: (state.level, state.blocked_until))
+        now, units = self.here_clock.monotonic(), takes[0]
+        if units > self.capacity:  # refused before any window is read
+            answer = super().reserve(takes)
+            assert answer[:2] == ("refused", "too-large")
+            return answer
+        paced = self.direct.earliest(
+            now, units, self.span * (1.0 + level), self.widest, self.capacity
+        )
+        start = max(paced, blocked)
+        answer = super().reserve(takes)
+        if start - now > self.here.max_wait_seconds:
+            assert answer[:2] == ("refused", "held" if blocked > paced else "wait")
+        else:
+            self.direct.add(start, units)
+            assert answer == ("admitted", answer[1], round(start - now, 6), start)
+        return answer
+
+    def unreserve(self, index: int) -> None:
+        if self.reservations:
+            start, takes = self.reservations[index % len(self.reservations)]
+            self.direct.remove(start, takes[0])
+        super().unreserve(index)
+
+    def check_windows(self) -> None:
+        super().check_windows()
+        here = self.here._keeper.read(lambda state: list(state.windows[0].takes))
+        assert list(self.direct.takes) == here
+
+
+# Small windows, so that they are often full and waiters queue past them (a take outside the
+# window is then kept while the takes after it, given back, could bring it under the capacity),
+# and a throttle, so that the widest window differs from the one in force.
+EVERY_COPY = st.fixed_dictionaries(
+    {
+        "max_requests": st.sampled_from([1, 2, 3, 5]),
+        "window_seconds": st.sampled_from([1.0, 2.0]),
+        "max_throttle": st.sampled_from([0.0, 1.0, 2.0]),
+        "failure_step": st.sampled_from([0.5, 1.0]),
+        "failures_to_open": st.just(1_000),  # the circuit stays closed: windows only
+        "max_wait_seconds": st.sampled_from([0.0, 1.5, 600.0]),
+    }
+)
+EVERY_COPY_CALL = st.one_of(
+    st.tuples(st.just("reserve"), st.sampled_from([1, 1, 2])),
+    st.tuples(st.just("reserve"), st.sampled_from([1, 1, 2])),
+    st.tuples(st.just("reserve"), st.sampled_from([1, 1, 2])),
+    st.tuples(st.just("advance"), st.sampled_from([0.0, 0.5, 1.0, 2.0])),
+    st.tuples(st.just("advance"), st.sampled_from([0.25, 1.0, 3.0])),
+    st.tuples(st.just("unreserve"), st.integers(-3, -1)),
+    st.tuples(st.just("fail"), st.sampled_from([None, None, 1.0])),
+    st.tuples(st.just("succeed")),
+)
+
+
+@pytest.mark.slow
+@EXAMPLES
+@example(  # a take outside the window, the takes after it exactly the capacity: forgotten
+    settings_={"max_requests": 2, "window_seconds": 1.0, "max_throttle": 1.0, "failure_step": 1.0,
+               "failures_to_open": 1_000, "max_wait_seconds": 600.0},
+    calls=[("reserve", 1), ("reserve", 1), ("reserve", 1), ("reserve", 1), ("advance", 1.0),
+           ("reserve", 1), ("advance", 1.0), ("reserve", 1), ("advance", 2.0), ("reserve", 1)],
+)  # fmt: skip
+@example(  # a take outside the window kept until the widest window has passed it, to the dot
+    settings_={"max_requests": 3, "window_seconds": 1.0, "max_throttle": 1.0, "failure_step": 1.0,
+               "failures_to_open": 1_000, "max_wait_seconds": 0.0},
+    calls=[("reserve", 1), ("advance", 1.0), ("reserve", 1), ("advance", 1.0), ("reserve", 1),
+           ("advance", 0.5), ("reserve", 1), ("advance", 0.5), ("reserve", 1)],
+)  # fmt: skip
+@example(  # the same, when a server's pause refuses the take: the script's whole rules prune
+    settings_={"max_requests": 3, "window_seconds": 1.0, "max_throttle": 1.0, "failure_step": 1.0,
+               "failures_to_open": 1_000, "max_wait_seconds": 0.0},
+    calls=[("reserve", 1), ("advance", 1.0), ("reserve", 1), ("advance", 0.5), ("fail", 1.0),
+           ("advance", 0.5), ("reserve", 1)],
+)  # fmt: skip
+@given(settings_=EVERY_COPY, calls=st.lists(EVERY_COPY_CALL, min_size=20, max_size=120))
+def test_every_copy_of_the_pruning_rule_keeps_the_same_takes(
+    client: Any, settings_: dict[str, Any], calls: list[tuple[Any, ...]]
+) -> None:
+    EveryCopy(client, **settings_).play(calls, tokens=False)
 
 
 def window_takes(client: Any, key: str, budget: str) -> list[tuple[float, int]]:

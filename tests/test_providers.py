@@ -218,7 +218,7 @@ CASES: dict[str, tuple[Callable[[], Exception], type[Exception]]] = {
 def _members_shown(result: BaseException) -> str:
     """Every text of every exception of ours in the chain of ``result``."""
     shown = []
-    for member in nucleo._chain.iter_chain(result):
+    for member in nucleo._causes.iter_chain(result):
         if isinstance(member, nucleo.LLMReadableException):
             shown += [str(member), repr(member), member.explain_to_llm()]
         elif isinstance(member, nucleo.UpstreamRetryException):
@@ -347,9 +347,9 @@ def test_the_runner_retries_a_rate_limited_tool_and_tells_its_limiter() -> None:
 def test_a_client_that_retried_on_its_own_is_named_once_with_the_setting_to_change(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_nucleo import _runner
+    from pytest_nucleo._runner import _retries
 
-    monkeypatch.setattr(_runner, "_SDKS_WARNED", set())
+    monkeypatch.setattr(_retries, "_SDKS_WARNED", set())
     busy = _answer(429, _openai_body("Slow down.", "requests", "rate_limit_exceeded"))
     # What openai's client raises on its third try, after two retries of its own: the retry
     # count it sends with every request says so (set here, so that no test sleeps between tries).
@@ -455,7 +455,7 @@ def test_a_streamed_error_the_sdk_did_not_read_still_sorts_by_its_status() -> No
 
 def test_an_adapted_tool_delivers_a_providers_failure_and_retries_its_signals() -> None:
     # The adapters wrap a tool through the runner: the same sorting reaches every framework.
-    from pytest_nucleo._runner import ToolResult
+    from pytest_nucleo._runner._results import ToolResult
     from pytest_nucleo.adapters._core import through_runner
 
     delivered: list[ToolResult] = []
@@ -466,7 +466,7 @@ def test_an_adapted_tool_delivers_a_providers_failure_and_retries_its_signals() 
         raise errors.pop(0)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("pytest_nucleo._runner.SYSTEM_CLOCK", nucleo.FakeClock())
+        patch.setattr("pytest_nucleo._runner._call.SYSTEM_CLOCK", nucleo.FakeClock())
         through_runner(summarise, delivered.append)("a long text")
     assert errors == []  # the overload was retried, the quota was not
     (result,) = delivered

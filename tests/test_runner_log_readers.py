@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 
 import pytest_nucleo as nucleo
-from pytest_nucleo import _runner
+from pytest_nucleo._runner import _log
 
 PACKAGE = logging.getLogger("pytest_nucleo")
 
@@ -31,12 +31,12 @@ def records_built(monkeypatch: pytest.MonkeyPatch) -> list[logging.LogRecord]:
     """Each uncorrectable failure's record, as the runner builds it."""
     built: list[logging.LogRecord] = []
 
-    class Counted(_runner._RedactedRecord):
+    class Counted(_log._RedactedRecord):
         def __init__(self, *args: object, **kwargs: object) -> None:
             super().__init__(*args, **kwargs)  # type: ignore[arg-type]
             built.append(self)
 
-    monkeypatch.setattr(_runner, "_RedactedRecord", Counted)
+    monkeypatch.setattr(_log, "_RedactedRecord", Counted)
     return built
 
 
@@ -48,7 +48,7 @@ def routed_nowhere(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
 
     def route() -> None:
         monkeypatch.setattr(PACKAGE, "propagate", False)
-        monkeypatch.setattr(_runner.logger, "handlers", [])
+        monkeypatch.setattr(_log.logger, "handlers", [])
         own = [h for h in PACKAGE.handlers if type(h) is logging.NullHandler]
         assert len(own) == 1
         monkeypatch.setattr(PACKAGE, "handlers", own)
@@ -115,11 +115,11 @@ def test_a_filter_on_the_runners_logger_sees_the_record(
         filtered.append(record)
         return True
 
-    _runner.logger.addFilter(keep)
+    _log.logger.addFilter(keep)
     try:
         nucleo.run_tool(broken)
     finally:
-        _runner.logger.removeFilter(keep)
+        _log.logger.removeFilter(keep)
     assert len(filtered) == 1
     assert filtered == records_built
 
@@ -140,14 +140,14 @@ def test_a_correctable_failure_is_logged_only_when_a_handler_takes_warnings(
 ) -> None:
     routed_nowhere()
     made: list[logging.LogRecord] = []
-    make = _runner.logger.makeRecord
+    make = _log.logger.makeRecord
 
     def counted(*args: object, **kwargs: object) -> logging.LogRecord:
         record = make(*args, **kwargs)  # type: ignore[arg-type]
         made.append(record)
         return record
 
-    monkeypatch.setattr(_runner.logger, "makeRecord", counted)
+    monkeypatch.setattr(_log.logger, "makeRecord", counted)
     nucleo.run_tool(wrong)
     assert made == []
     [record] = _run_with_a_handler(logging.WARNING, monkeypatch, wrong)
@@ -192,7 +192,7 @@ def test_a_logger_class_of_its_own_still_gets_every_failure(
             handled.append(record)
             super().handle(record)
 
-    monkeypatch.setattr(_runner.logger, "__class__", Watching)
+    monkeypatch.setattr(_log.logger, "__class__", Watching)
     nucleo.run_tool(broken)
     assert handled == records_built
     assert len(handled) == 1

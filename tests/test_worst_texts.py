@@ -191,7 +191,7 @@ def test_a_long_service_and_path_keep_every_mapped_text_within_its_bound() -> No
 def test_a_long_service_and_path_keep_the_no_answer_and_not_json_texts_within_their_bound() -> None:
     from pytest_nucleo._http._clients import ResponseView
     from pytest_nucleo._http._clients._kinds import Transport, transport_exception
-    from pytest_nucleo._http._service import not_json_exception
+    from pytest_nucleo._http._clients._not_json import not_json_exception
 
     for kind in Transport:
         failure = transport_exception(LONG_SERVICE, TimeoutError(), kind, "GET", LONG_URL)

@@ -17,7 +17,6 @@ import re
 import ssl
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Self
-from urllib.parse import parse_qsl, quote, quote_plus
 
 import httpx
 
@@ -26,18 +25,14 @@ from pytest_nucleo._exceptions import (
     LLMReadableCheckedException,
     ResourceNotFoundException,
 )
-from pytest_nucleo._text._excerpt import body_excerpt, safe_endpoint
-from pytest_nucleo._text._quote import said_of
 from pytest_nucleo._text._render import (
-    BODY_LENGTH_LIMIT,
     VALUE_LIMIT,
-    fit_to_bound,
-    next_step,
     one_line,
 )
 
 from ._clients import ResponseView, TransportSeen, read_response, transport_failure
 from ._clients._kinds import Transport, transport_exception
+from ._clients._not_json import not_json_exception
 from ._status import http_exception
 
 if TYPE_CHECKING:
@@ -45,113 +40,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("pytest_nucleo.http")
 
-# Request headers whose values are not secret; every other header value is masked wherever it
-# shows up (a server may echo a key back in its error body).
-_PLAIN_HEADERS = frozenset(
-    {
-        "accept",
-        "accept-encoding",
-        "accept-language",
-        "connection",
-        "content-length",
-        "content-type",
-        "host",
-        "user-agent",
-    }
-)
-
-
-def sent_values(request: httpx.Request) -> tuple[str, ...]:
-    """What a request carried that must never be shown, to mask wherever it shows up.
-
-    Header values (but those of the few plain headers such as Accept and User-Agent), the
-    credential part of an ``Authorization`` value and each cookie's value; query values; the
-    URL's user and password; the values of a form body, and the strings and integers of eight
-    digits or more (card and account numbers) of a JSON body (up to 64 KiB, strings first, at
-    most 256 values); and the percent-encoded forms of all of these. Values under four
-    characters are left out (see ``redact``).
-    """
-    values: list[str] = []
-    for name, value in request.headers.items():
-        if name.lower() not in _PLAIN_HEADERS:
-            values.append(value)
-            values.extend(value.split()[1:])  # "Bearer abc" -> also "abc"
-            if name.lower() == "cookie":  # "a=1; session=abc" -> also "abc"
-                values.extend(v for _, _, v in (c.partition("=") for c in value.split(";")))
-    values.extend(value for _, value in request.url.params.multi_items())
-    values.extend(part for part in (request.url.username, request.url.password) if part)
-    values.extend(_body_values(request))
-    encoded = [
-        form
-        for value in values
-        if not _UNRESERVED.fullmatch(value)
-        for form in (quote(value, safe=""), quote_plus(value))
-    ]
-    return tuple(dict.fromkeys(v for v in (*values, *encoded) if len(v) >= 4))
-
-
-# Characters quote() and quote_plus() never escape: a value made only of these is its own
-# encoded form (most keys and tokens are), and the two quote calls per value were the larger
-# part of the cost of sent_values. Skipping them changes nothing: duplicates are dropped.
-_UNRESERVED = re.compile(r"[A-Za-z0-9_.~\-]*")
-
-
-_BODY_SCAN = 65_536
-_BODY_VALUES = 256
-
-
-def _body_values(request: httpx.Request) -> list[str]:
-    try:
-        content = request.content
-    except httpx.RequestNotRead:  # a streamed body: nothing we can read without consuming it
-        return []
-    if not content or len(content) > _BODY_SCAN:
-        return []
-    kind = request.headers.get("content-type", "")
-    text = content.decode("utf-8", "replace")
-    if "json" in kind:
-        try:
-            strings, numbers = _scalars(json.loads(text))
-            # Strings first (credentials are strings), then long numbers; short values, never
-            # masked anyway, take no place under the cap.
-            return [v for v in (*strings, *numbers) if len(v) >= 4][:_BODY_VALUES]
-        except (ValueError, RecursionError):  # not JSON, or nested too deeply to decode
-            return [text]
-    if "x-www-form-urlencoded" in kind:
-        return [value for _, value in parse_qsl(text)][:_BODY_VALUES]
-    return [text]
-
-
-_LONG_NUMBER = 10_000_000
-"""Integers from here up (eight digits: card, account and phone numbers) count as values sent;
-shorter ones (a limit of 1000, a year) would blank out every number a model text quotes."""
-
-
-def _scalars(value: Any) -> tuple[list[str], list[str]]:
-    """The strings and the long integers of a decoded JSON value, in document order."""
-    strings: list[str] = []
-    numbers: list[str] = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            strings.append(item)
-        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) >= _LONG_NUMBER:
-            numbers.append(str(item))
-        elif isinstance(item, dict):
-            stack.extend(reversed(item.values()))
-        elif isinstance(item, list):
-            stack.extend(reversed(item))
-    return strings, numbers
-
-
 # What a JSON text may start with after its whitespace: a value (NaN and Infinity as Python
 # reads them), or a byte-order mark or NUL byte of a UTF-16 or UTF-32 text; or more whitespace
 # than is looked at.
 _JSON_START = re.compile(rb"[ \t\n\r]*+(?:[\[{\"\-0-9tfnNI]|\xef\xbb\xbf|\xff|\xfe|\x00|\Z)")
-
-
-_TOO_DEEP = "could not be read: its JSON is nested more deeply than can be decoded"
 
 
 def _may_be_json(content: bytes) -> bool:
@@ -248,35 +140,6 @@ class _ServiceClientBase:
             self.service_name, _view(response), response.headers.get("content-type"), reason,
             deep=deep,
         )  # fmt: skip
-
-
-def not_json_exception(
-    service: str, view: ResponseView, content_type: str | None, reason: str, *, deep: bool = False
-) -> ExternalServiceException:
-    """The failure of a 2xx answer whose body is not the JSON asked for: the service answered,
-    with something else (a login page, a proxy's notice). ``reason`` names the decoder's error.
-    """
-    path = safe_endpoint(view.endpoint)
-    excerpt = body_excerpt(view.body, content_type=content_type, known=view.known)
-    kind = f" ({one_line(content_type, VALUE_LIMIT)})" if content_type else ""
-    then = next_step(None)
-    first = fit_to_bound(
-        lambda name, shown: (
-            f"The external service {name} answered {shown} with HTTP {view.status}, but its "
-            f"answer{kind} {_TOO_DEEP if deep else 'was not the JSON expected'}."
-        ),
-        one_line(service, VALUE_LIMIT),
-        path,
-        BODY_LENGTH_LIMIT - len(then) - 1,
-    )
-    said = said_of(excerpt, len(view.body or ""), BODY_LENGTH_LIMIT - len(first) - len(then))
-    failure = ExternalServiceException(
-        service,
-        f"HTTP {view.status} at {path}: the body{kind} is not JSON ({reason}): {excerpt}",
-        llm_message=f"{first}{said or ('' if view.body else ' The body was empty.')} {then}",
-    )
-    logger.debug("%s", failure)
-    return failure
 
 
 def _view(response: httpx.Response) -> ResponseView:

@@ -34,26 +34,26 @@ from pytest_nucleo._exceptions import (
     UncorrectableRuntimeLLMException,
     check_seconds,
 )
-from pytest_nucleo._runner import (
-    DEFAULT_BACKOFF,
-    DEFAULT_MAX_BACKOFF,
-    DEFAULT_RETRIES,
+from pytest_nucleo._runner._binding import _missing
+from pytest_nucleo._runner._log import _log_failure
+from pytest_nucleo._runner._results import (
     DEFAULT_TEXT_LIMIT,
     CancelToken,
     ToolResult,
     _bounded_success,
     _check_limiters,
-    _check_options,
     _check_text_limit,
-    _log_failure,
-    _missing,
     _name_of,
     _NoJSONForm,
     _serialize,
-    arun_tool,
-    run_sync,
-    run_tool,
 )
+from pytest_nucleo._runner._retries import (
+    DEFAULT_BACKOFF,
+    DEFAULT_MAX_BACKOFF,
+    DEFAULT_RETRIES,
+    _check_options,
+)
+from pytest_nucleo._runner._tools import arun_tool, run_sync, run_tool
 from pytest_nucleo.limits._limiter import RateLimiter
 
 T = TypeVar("T")

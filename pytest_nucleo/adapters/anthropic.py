@@ -54,7 +54,8 @@ from anthropic.lib.tools import (
     ToolError,
 )
 
-from pytest_nucleo._runner import ToolResult, run_sync
+from pytest_nucleo._runner._results import ToolResult
+from pytest_nucleo._runner._tools import run_sync
 from pytest_nucleo.adapters._core import (
     RunnerOptions,
     check_runner_options,

@@ -111,7 +111,7 @@ from pytest_nucleo._http._status import (
     HttpThrottledStatusException,
     HttpUnmappedStatusException,
 )
-from pytest_nucleo._runner import RetriesExhaustedException, ToolResult
+from pytest_nucleo._runner._results import RetriesExhaustedException, ToolResult
 from pytest_nucleo.adapters._core import (
     RunnerOptions,
     check_runner_options,

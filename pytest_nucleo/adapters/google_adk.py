@@ -51,9 +51,10 @@ from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from pytest_nucleo._chain import find_in_chain
+from pytest_nucleo._causes import find_in_chain
 from pytest_nucleo._exceptions import LLMReadableException, SystemException
-from pytest_nucleo._runner import ToolResult, run_sync
+from pytest_nucleo._runner._results import ToolResult
+from pytest_nucleo._runner._tools import run_sync
 from pytest_nucleo._text._message import described
 from pytest_nucleo.adapters._core import (
     RunnerOptions,

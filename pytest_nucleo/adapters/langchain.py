@@ -49,7 +49,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import ValidationError
 
 from pytest_nucleo._exceptions import InvalidInputException
-from pytest_nucleo._runner import ToolInfo, ToolResult
+from pytest_nucleo._runner._results import ToolInfo, ToolResult
 from pytest_nucleo._text._message import message_of
 from pytest_nucleo.adapters._core import (
     OnSuccess,

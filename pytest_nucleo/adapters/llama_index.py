@@ -56,7 +56,8 @@ from llama_index.core.schema import BaseNode
 from llama_index.core.tools import FunctionTool, ToolOutput
 from pydantic.warnings import PydanticDeprecationWarning
 
-from pytest_nucleo._runner import ToolResult, run_sync
+from pytest_nucleo._runner._results import ToolResult
+from pytest_nucleo._runner._tools import run_sync
 from pytest_nucleo.adapters._core import (
     RunnerOptions,
     ToolFailureText,

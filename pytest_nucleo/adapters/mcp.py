@@ -69,7 +69,8 @@ from mcp_types import (
     TextContent,
 )
 
-from pytest_nucleo._runner import ToolResult, run_sync
+from pytest_nucleo._runner._results import ToolResult
+from pytest_nucleo._runner._tools import run_sync
 from pytest_nucleo.adapters._core import (
     RunnerOptions,
     check_runner_options,

@@ -69,14 +69,15 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
 from pydantic import ValidationError
 
-from pytest_nucleo._chain import find_in_chain
+from pytest_nucleo._causes import find_in_chain
 from pytest_nucleo._exceptions import (
     InvalidInputException,
     JobCancelledException,
     LLMReadableException,
     SystemException,
 )
-from pytest_nucleo._runner import ToolResult, run_sync
+from pytest_nucleo._runner._results import ToolResult
+from pytest_nucleo._runner._tools import run_sync
 from pytest_nucleo._text._message import described
 from pytest_nucleo.adapters._core import (
     RunnerOptions,

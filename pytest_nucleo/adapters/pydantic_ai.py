@@ -76,7 +76,8 @@ from pytest_nucleo._exceptions import (
     UNCORRECTABLE_HINT,
     LLMReadableRuntimeException,
 )
-from pytest_nucleo._runner import ToolResult, run_sync
+from pytest_nucleo._runner._results import ToolResult
+from pytest_nucleo._runner._tools import run_sync
 from pytest_nucleo.adapters._core import (
     RUNNER_OPTIONS,
     RunnerOptions,

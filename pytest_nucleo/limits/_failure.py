@@ -1,21 +1,32 @@
-"""What the server said when a call failed, as the limiters remember and quote it."""
+"""What the server said when a call failed, as the limiters remember and quote it.
+
+The refusal that quotes it, :class:`LimiterRefusalException`, is in ``_refusal``, which
+imports this module; this one knows a refusal only as an :class:`OwnRefusal` (below), so the
+two do not import each other.
+"""
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import math
 from typing import TypeGuard
 
-from pytest_nucleo._chain import iter_chain
+from pytest_nucleo._causes import iter_chain
 from pytest_nucleo._exceptions import ExternalServiceException, check_seconds
 from pytest_nucleo._http._retry_after import RETRY_AFTER_CAP
 from pytest_nucleo._text._quote import quote_of
 from pytest_nucleo._text._render import VALUE_LIMIT, one_line, render_value
 
-from ._refusal import LimiterRefusalException
-
 DETAIL_LIMIT = 120
 """Characters of a server's detail quoted in a refusal."""
+
+
+class OwnRefusal(abc.ABC):  # noqa: B024  # a kind to test against, with nothing to implement
+    """A refusal the package raised instead of calling the upstream: a chain holding one says
+    nothing about the server. :class:`LimiterRefusalException` registers itself as one
+    (``_refusal``): declared here, below it, since the refusal quotes an
+    :class:`UpstreamFailure` and so imports this module."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -52,7 +63,7 @@ class UpstreamFailure:
         chain holding a :class:`LimiterRefusalException` is never an upstream failure.
         """
         chain = list(iter_chain(exc))
-        if any(isinstance(m, LimiterRefusalException) for m in chain):
+        if any(isinstance(m, OwnRefusal) for m in chain):
             # A refusal readdressed by wrap_with_context is still ours, not the upstream's.
             return None
         carriers = [m for m in chain if isinstance(m, ExternalServiceException)]

@@ -9,17 +9,18 @@ success closes the circuit, its failure reopens it with a doubled cooldown.
 
 The rules live in ``_machine``; where the state lives is a store's business (``_stores``): in
 the process by default, under one ``threading.Lock`` held only for the bookkeeping (never across
-the tool call or a wait), or in Redis (``_redis``), shared by a fleet of processes.
+the tool call or a wait), or in Redis (``_redis``), shared by a fleet of processes. Every
+decision goes through the store's keeper, one call each. The limiter's own pieces are its
+siblings: its settings checked (``_settings``), the units a call takes (``_units``), the wait
+of a call admitted to start later (``_waits``) and its statistics (``_stats``).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
 import threading
 import weakref
-from collections.abc import Iterable, Mapping
-from typing import Any, Final, NewType, TypeGuard, cast
+from collections.abc import Iterable
+from typing import Any, NewType
 
 from pytest_nucleo._clock import SYSTEM_CLOCK, Clock
 from pytest_nucleo._exceptions import check_seconds
@@ -27,20 +28,17 @@ from pytest_nucleo._forks import hold_over_forks
 
 from ._circuit import State
 from ._failure import UpstreamFailure
-from ._machine import Rules, Settings
+from ._machine import rules_for
+from ._settings import Settings
 from ._state import LimiterState
+from ._stats import LimiterStats, snapshot
 from ._stores import LimiterStore, LocalState, StateKeeper
-from ._window import MAIN_BUDGET, Budget
+from ._units import ONE, Takes, Units
+from ._waits import Waits
+from ._window import Budget
 
 Permit = NewType("Permit", int)
 """What :meth:`RateLimiter.acquire` hands out; give it back when reporting the call's outcome."""
-
-Units = int | Mapping[str, int]
-"""What a call takes: units of the main budget, or units per budget name."""
-
-ONE: Final = 1
-"""The default take. Compared by identity on the hot path (CPython keeps one object for 1, so
-the default and any 1 are it); any other value, True and 1.0 included, goes the long way."""
 
 
 _LIVE: weakref.WeakSet[RateLimiter] = weakref.WeakSet()
@@ -52,45 +50,6 @@ def live_limiters() -> list[RateLimiter]:
     """The RateLimiter instances alive now."""
     with _LIVE_LOCK:
         return list(_LIVE)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class LimiterStats:
-    """A consistent snapshot of a limiter, from :meth:`RateLimiter.stats`. On a shared store
-    the counts are the fleet's; ``fallbacks`` counts this process's decisions made alone while
-    the store was unreachable."""
-
-    state: State
-    """The circuit: ``"closed"``, ``"open"`` or ``"half-open"``."""
-    throttle_level: float
-    """How far the limiter has slowed down: 0 is the nominal rate."""
-    effective_window_seconds: float
-    """The window in force: ``window_seconds x (1 + throttle_level)``."""
-    cooldown_seconds: float
-    """The wait before the next probe once the circuit is open."""
-    successes: int
-    """Calls reported as successes."""
-    failures: int
-    """Calls reported as upstream failures."""
-    refusals: int
-    """Calls the limiter refused."""
-    last_failure: UpstreamFailure | None
-    """The last upstream failure reported; None when none was."""
-    fallbacks: int = 0
-    """Decisions this process made alone while the shared store was unreachable."""
-
-
-def _check(name: str, setting: str, value: float, rule: str, ok: bool) -> None:
-    if not ok:
-        raise ValueError(f"RateLimiter {name!r}: {setting}={value!r} is impossible: {rule}")
-
-
-def _finite(value: object) -> TypeGuard[float]:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _whole(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 class RateLimiter:
@@ -147,89 +106,61 @@ class RateLimiter:
         budgets: Iterable[Budget] = (),
         store: LimiterStore | None = None,
     ) -> None:
-        if not (isinstance(name, str) and name.strip()):
-            raise ValueError(f"RateLimiter name must be a non-empty string; got {name!r}")
-        c = name
-        _check(c, "max_requests", max_requests, "use a whole number >= 1", _whole(max_requests) and max_requests >= 1)  # fmt: skip
-        _check(c, "window_seconds", window_seconds, "use a finite number of seconds > 0", _finite(window_seconds) and window_seconds > 0)  # fmt: skip
-        _check(c, "failure_step", failure_step, "use a finite number > 0", _finite(failure_step) and failure_step > 0)  # fmt: skip
-        _check(c, "max_throttle", max_throttle, "use a finite number >= 0 (0 turns slowing down off)", _finite(max_throttle) and max_throttle >= 0)  # fmt: skip
-        _check(c, "recovery_step", recovery_step, "use a finite number > 0", _finite(recovery_step) and recovery_step > 0)  # fmt: skip
-        _check(c, "successes_per_step", successes_per_step, "use a whole number >= 1", _whole(successes_per_step) and successes_per_step >= 1)  # fmt: skip
-        _check(c, "quiet_seconds", quiet_seconds, "use a number of seconds >= 0 (math.inf turns quick recovery off)", isinstance(quiet_seconds, int | float) and not math.isnan(quiet_seconds) and quiet_seconds >= 0)  # fmt: skip
-        _check(c, "quiet_recovery_step", quiet_recovery_step, "use a finite number > 0", _finite(quiet_recovery_step) and quiet_recovery_step > 0)  # fmt: skip
-        _check(c, "failures_to_open", failures_to_open, "use a whole number >= 1", _whole(failures_to_open) and failures_to_open >= 1)  # fmt: skip
-        _check(c, "cooldown_seconds", cooldown_seconds, "use a finite number of seconds > 0", _finite(cooldown_seconds) and cooldown_seconds > 0)  # fmt: skip
-        _check(c, "max_cooldown_seconds", max_cooldown_seconds, f"use a finite number of seconds >= cooldown_seconds ({cooldown_seconds!r}), or lower cooldown_seconds", _finite(max_cooldown_seconds) and max_cooldown_seconds >= cooldown_seconds)  # fmt: skip
-        _check(c, "probe_timeout_seconds", probe_timeout_seconds, "use a finite number of seconds > 0", _finite(probe_timeout_seconds) and probe_timeout_seconds > 0)  # fmt: skip
-        _check(c, "max_wait_seconds", max_wait_seconds, "use a finite number of seconds >= 0 (0 never waits)", _finite(max_wait_seconds) and max_wait_seconds >= 0)  # fmt: skip
-        if clock is not None and not isinstance(clock, Clock):
-            raise TypeError(
-                f"RateLimiter {name!r}: clock must implement Clock (monotonic, sleep, asleep, "
-                f"call_later); got a {type(clock).__name__}"
-            )
-        extra = _check_budgets(name, budgets)
-        if store is not None and not callable(getattr(store, "bind", None)):
-            raise TypeError(
-                f"RateLimiter {name!r}: store must be a limiter store such as RedisStore; got a "
-                f"{type(store).__name__}"
-            )
-
+        s = Settings.checked(
+            name,
+            max_requests=max_requests,
+            window_seconds=window_seconds,
+            clock=clock,
+            failure_step=failure_step,
+            max_throttle=max_throttle,
+            recovery_step=recovery_step,
+            successes_per_step=successes_per_step,
+            quiet_seconds=quiet_seconds,
+            quiet_recovery_step=quiet_recovery_step,
+            failures_to_open=failures_to_open,
+            cooldown_seconds=cooldown_seconds,
+            max_cooldown_seconds=max_cooldown_seconds,
+            probe_timeout_seconds=probe_timeout_seconds,
+            max_wait_seconds=max_wait_seconds,
+            budgets=budgets,
+            store=store,
+        )
         self.name = name
         """The limiter's name; on a shared store, limiters of one name share their state."""
         self.max_requests = max_requests
         """Calls per ``window_seconds`` at the nominal rate."""
-        self.window_seconds = float(window_seconds)
+        self.window_seconds = s.budgets[0].window_seconds
         """The nominal window, in seconds."""
         self.clock: Clock = clock if clock is not None else SYSTEM_CLOCK
         """The clock the limiter reads and waits on."""
-        self.failure_step = float(failure_step)
+        self.failure_step = s.failure_step
         """Throttle added per upstream failure."""
-        self.max_throttle = float(max_throttle)
+        self.max_throttle = s.max_throttle
         """The highest throttle level."""
-        self.recovery_step = float(recovery_step)
+        self.recovery_step = s.recovery_step
         """Throttle taken off per ``successes_per_step`` successes."""
         self.successes_per_step = successes_per_step
         """Successes per recovery step."""
-        self.quiet_seconds = float(quiet_seconds)
+        self.quiet_seconds = s.quiet_seconds
         """Seconds without a failure after which each success takes ``quiet_recovery_step`` off."""
-        self.quiet_recovery_step = float(quiet_recovery_step)
+        self.quiet_recovery_step = s.quiet_recovery_step
         """Throttle taken off per success once the upstream has been quiet."""
         self.failures_to_open = failures_to_open
         """Failures at the maximum level that open the circuit."""
-        self.cooldown_seconds = float(cooldown_seconds)
+        self.cooldown_seconds = s.cooldown_seconds
         """The first wait before a probe once the circuit opens."""
-        self.max_cooldown_seconds = float(max_cooldown_seconds)
+        self.max_cooldown_seconds = s.max_cooldown_seconds
         """The longest wait before a probe, however many probes failed."""
-        self.probe_timeout_seconds = float(probe_timeout_seconds)
+        self.probe_timeout_seconds = s.probe_timeout_seconds
         """How long a probe that has not reported back blocks the next one."""
-        self.max_wait_seconds = float(max_wait_seconds)
+        self.max_wait_seconds = s.max_wait_seconds
         """The longest a caller is held; a longer wait is refused."""
-        self.budgets: tuple[Budget, ...] = (
-            Budget(MAIN_BUDGET, max_requests, self.window_seconds),
-            *extra,
-        )
+        self.budgets: tuple[Budget, ...] = s.budgets
         """Every budget, the main one (``"requests"``) first."""
         self.store = store
         """Where the state lives; None: this process."""
 
-        self._rules = rules = Rules(
-            Settings(
-                name=name,
-                budgets=self.budgets,
-                failure_step=self.failure_step,
-                max_throttle=self.max_throttle,
-                recovery_step=self.recovery_step,
-                successes_per_step=successes_per_step,
-                quiet_seconds=self.quiet_seconds,
-                quiet_recovery_step=self.quiet_recovery_step,
-                failures_to_open=failures_to_open,
-                cooldown_seconds=self.cooldown_seconds,
-                max_cooldown_seconds=self.max_cooldown_seconds,
-                probe_timeout_seconds=self.probe_timeout_seconds,
-                max_wait_seconds=self.max_wait_seconds,
-            )
-        )
+        self._rules = rules = rules_for(s)
         # The process's own state: the whole state without a store, the fallback with one.
         self._local = LocalState(rules, self.clock)
         self._keeper: StateKeeper = (
@@ -239,9 +170,9 @@ class RateLimiter:
         self._blocking: StateKeeper = (
             _AwaitableOnly(name) if self._keeper.is_async else self._keeper
         )
-        # The keeper when it is this process's state, which the hot paths decide on directly.
-        self._here = self._local if self._keeper is self._local else None
-        self._one = (1,) + (0,) * len(extra)
+        self._waits = Waits(self.clock, self._keeper, self._blocking)  # when a start is later
+        takes = Takes(name, self.budgets)
+        self._one, self._takes = takes.one, takes.of  # what acquire(units) takes
         with _LIVE_LOCK:
             _LIVE.add(self)
 
@@ -287,17 +218,7 @@ class RateLimiter:
         return await self._keeper.aread(self._snapshot)
 
     def _snapshot(self, state: LimiterState) -> LimiterStats:
-        return LimiterStats(
-            state=state.circuit.state,
-            throttle_level=state.level,
-            effective_window_seconds=self._rules.window(state),
-            cooldown_seconds=state.circuit.cooldown,
-            successes=state.successes,
-            failures=state.failures,
-            refusals=state.refusals,
-            last_failure=state.last_failure,
-            fallbacks=self._keeper.fallbacks,
-        )
+        return snapshot(self._rules, state, self._keeper.fallbacks)
 
     def __repr__(self) -> str:
         where = "" if self.store is None else f", store={self.store!r}"
@@ -319,31 +240,14 @@ class RateLimiter:
         ``units``: what the call takes of the main budget (1), or a mapping from budget names
         to units (the main budget, ``"requests"``, takes 1 unless the mapping names it)."""
         takes = self._one if units is ONE else self._takes(units)
-        here = self._here
-        if here is not None:
-            # The state is in this process: LocalState.reserve's steps, inlined for speed (the
-            # keeper's call cost a twentieth of an admission); the same in record_success.
-            lock = here.lock
-            lock.acquire()
-            try:
-                reserved = here.rules.reserve(here.state, here.now(), takes)
-            finally:
-                lock.release()
-        else:
-            reserved = self._blocking.reserve(takes)
+        reserved = self._blocking.reserve(takes)
         if type(reserved) is int:
             return reserved  # type: ignore[return-value]  # Permit(reserved), without its cost
         if type(reserved) is not tuple:
             raise reserved  # type: ignore[misc]  # a refusal: a fresh exception each time
         permit, wait, start = reserved
         if wait > 0:
-            try:
-                self.clock.sleep(wait)
-            except BaseException:
-                # No call was made: its slots go to the next callers.
-                self._blocking.unreserve(start, takes)
-                self.release(permit)  # type: ignore[arg-type]
-                raise
+            self._waits.sleep(wait, start, takes, permit)
         return permit  # type: ignore[return-value]  # Permit(permit), without the call's cost
 
     async def aacquire(self, units: Units = 1) -> Permit:
@@ -360,57 +264,14 @@ class RateLimiter:
             raise reserved  # type: ignore[misc]  # a refusal: a fresh exception each time
         permit, wait, start = reserved
         if wait > 0:
-            try:
-                await self.clock.asleep(wait)
-            except BaseException:
-                # No call was made: its slots go to the next callers.
-                await keeper.aunreserve(start, takes)
-                await self.arelease(permit)  # type: ignore[arg-type]
-                raise
+            await self._waits.asleep(wait, start, takes, permit)
         return permit  # type: ignore[return-value]  # Permit(permit), without the call's cost
-
-    def _takes(self, units: Units) -> tuple[int, ...]:
-        if units == 1 and type(units) is int:
-            return self._one  # a 1 that is not ONE (another Python)
-        budgets = self.budgets
-        takes: dict[str, object]
-        if isinstance(units, int) and not isinstance(units, bool):
-            takes = {MAIN_BUDGET: units}
-        elif isinstance(units, Mapping):
-            unknown = sorted(str(key) for key in units if key not in {b.name for b in budgets})
-            if unknown:
-                raise ValueError(
-                    f"RateLimiter {self.name!r} has no budget {', '.join(map(repr, unknown))}; "
-                    f"its budgets are {', '.join(repr(b.name) for b in budgets)}"
-                )
-            takes = {MAIN_BUDGET: 1, **units}
-        else:
-            raise TypeError(
-                f"RateLimiter {self.name!r}: units must be a whole number or a mapping of "
-                f"budget names to whole numbers; got a {type(units).__name__}"
-            )
-        for budget, value in takes.items():
-            if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
-                raise ValueError(
-                    f"RateLimiter {self.name!r}: units={value!r} for budget {budget!r} is "
-                    "impossible: use a whole number >= 0"
-                )
-        return tuple(cast(int, takes.get(b.name, 0)) for b in budgets)
 
     # --- outcomes -----------------------------------------------------------------------
 
     def record_success(self, permit: Permit | None = None) -> None:
         """The call admitted with ``permit`` succeeded: recover a little; close after a probe."""
-        here = self._here
-        if here is None:
-            self._blocking.succeed(permit)
-            return
-        lock = here.lock  # LocalState.succeed's steps, inlined: see acquire
-        lock.acquire()
-        try:
-            here.rules.succeed(here.state, here.now, permit)
-        finally:
-            lock.release()
+        self._blocking.succeed(permit)
 
     async def arecord_success(self, permit: Permit | None = None) -> None:
         """:meth:`record_success` for asyncio."""
@@ -459,26 +320,6 @@ class _AwaitableOnly:
             "use its awaitable methods (aacquire, arecord_success, arecord_failure, "
             "arelease, astats), as arun_tool does, or give the store a redis.Redis client"
         )
-
-
-def _check_budgets(name: str, budgets: Iterable[Budget]) -> tuple[Budget, ...]:
-    if isinstance(budgets, Budget):
-        raise TypeError(f"RateLimiter {name!r}: budgets must be a list of Budget: use [budget]")
-    checked = tuple(budgets)
-    seen = {MAIN_BUDGET}
-    for budget in checked:
-        if not isinstance(budget, Budget):
-            raise TypeError(
-                f"RateLimiter {name!r}: budgets must be Budget instances; got a "
-                f"{type(budget).__name__}"
-            )
-        if budget.name in seen:
-            raise ValueError(
-                f"RateLimiter {name!r}: two budgets are named {budget.name!r} ('requests' is "
-                "the main budget, max_requests per window_seconds): give each its own name"
-            )
-        seen.add(budget.name)
-    return checked
 
 
 # A fork waits for the decisions in flight: the child's copy of each limiter is whole and its

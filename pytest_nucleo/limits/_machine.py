@@ -1,16 +1,20 @@
-"""The rules of a limiter, once: admission, outcomes, throttle, circuit, holds, statistics.
+"""The rules of a limiter, once: admission, outcomes, throttle, circuit, holds, statistics, on
+settings checked in ``_settings``.
 
 :class:`Rules` changes a :class:`LimiterState` at a time ``now`` that it is given (a success,
 which needs the time only now and then, is given the clock to read when it does); it never
-takes a lock or talks to a store. The in-process store runs these changes under
-a lock, in place. The Redis store runs the same steps as a server-side script (``_step.lua``,
-the same names step for step), and the test suite holds the two together: every rule is
-tested against both stores, and a property test drives both with the same random calls.
+takes a lock or talks to a store. :func:`rules_for` gives a limiter its rules: those of one
+budget (:class:`OneBudgetRules`, the common case) admit by a path of their own. The
+in-process store (``_stores``) runs these changes under a lock, in place. The Redis store runs
+the same steps as a server-side script (``_step.lua``, the same names step for step), and the
+test suite holds the two together: every rule is tested against both stores
+(tests/test_limits.py), a property test drives both with the same random calls
+(tests/test_limits_stores_agree.py), and another drives every copy of the window's pruning
+rule alike (tests/test_limits_redis_windows.py; see ``OneBudgetRules.reserve``).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
 
@@ -19,6 +23,7 @@ from pytest_nucleo._http._retry_after import RETRY_AFTER_CAP
 from ._circuit import CLOSED, Circuit
 from ._failure import UpstreamFailure
 from ._refusal import LimiterRefusalException, RefusalReason
+from ._settings import Settings
 from ._state import LimiterState
 from ._window import Budget, SlidingWindow
 
@@ -27,54 +32,21 @@ Reservation = int | tuple[int, float, float]
 call and the start the window reserved."""
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Settings:
-    """A limiter's checked settings (see :class:`RateLimiter` for their meaning)."""
-
-    name: str
-    budgets: tuple[Budget, ...]  # the main budget (max_requests per window_seconds) first
-    failure_step: float
-    max_throttle: float
-    recovery_step: float
-    successes_per_step: int
-    quiet_seconds: float
-    quiet_recovery_step: float
-    failures_to_open: int
-    cooldown_seconds: float
-    max_cooldown_seconds: float
-    probe_timeout_seconds: float
-    max_wait_seconds: float
+def rules_for(settings: Settings) -> Rules:
+    """The rules of a limiter of these settings."""
+    return OneBudgetRules(settings) if len(settings.budgets) == 1 else Rules(settings)
 
 
 class Rules:
-    __slots__ = (
-        "capacity",
-        "longest",
-        "main",
-        "max_wait",
-        "reserve",
-        "s",
-        "smallest",
-        "span",
-        "widest",
-        "widest_main",
-    )
+    """The rules of a limiter of any number of budgets (see :func:`rules_for`)."""
 
-    reserve: Callable[[LimiterState, float, tuple[int, ...]], Reservation | LimiterRefusalException]
-    """Admission: a permit alone when the call starts now, else the permit, its wait and its
-    start, after taking ``takes`` (units per budget, in the limiter's order) from the windows;
-    or the refusal, counted."""
+    __slots__ = ("longest", "main", "s", "smallest", "widest")
 
     def __init__(self, settings: Settings) -> None:
         self.s = settings
         self.main = settings.budgets[0]
         self.smallest = min(b.max_units for b in settings.budgets)  # a larger take may not fit
         self.widest = 1.0 + settings.max_throttle  # how far the throttle can widen a window
-        self.reserve = self._reserve_one if len(settings.budgets) == 1 else self._reserve_many
-        self.widest_main = self.main.window_seconds * self.widest
-        self.max_wait = settings.max_wait_seconds
-        self.capacity = self.main.max_units  # the main budget's, read on every admission
-        self.span = self.main.window_seconds
         s = settings
         quiet = s.quiet_seconds if math.isfinite(s.quiet_seconds) else 0.0
         self.longest = max(
@@ -98,9 +70,12 @@ class Rules:
 
     # --- admission ----------------------------------------------------------------------
 
-    def _reserve_many(
+    def reserve(
         self, state: LimiterState, now: float, takes: tuple[int, ...]
     ) -> Reservation | LimiterRefusalException:
+        """Admission: a permit alone when the call starts now, else the permit, its wait and its
+        start, after taking ``takes`` (units per budget, in the limiter's order) from the
+        windows; or the refusal, counted."""
         budgets = self.s.budgets
         if max(takes) > self.smallest:
             for budget, units in zip(budgets, takes, strict=True):
@@ -131,64 +106,6 @@ class Rules:
         if permit < 0:
             state.circuit.probe_started = start  # the probe's time runs from its admission
         return permit, wait, start
-
-    def _reserve_one(
-        self, state: LimiterState, now: float, takes: tuple[int, ...]
-    ) -> Reservation | LimiterRefusalException:
-        """:attr:`reserve` for a limiter of one budget, the common case: on the path of every
-        admission, so each step here is paid for by every call."""
-        units = takes[0]
-        if units != 1:  # one unit always fits: every budget holds at least one
-            if units > self.capacity:
-                return self.refuse(state, "too-large", 0.0, budget=self.main, units=units)
-            if not units:
-                return self._reserve_many(state, now, takes)  # a take of nothing: no window
-        circuit = state.circuit
-        if circuit.state == CLOSED:
-            permit = circuit.epoch
-        else:
-            probe = self._permit(state, now)
-            if isinstance(probe, LimiterRefusalException):
-                return probe
-            permit = probe
-        level = state.level
-        span = self.span if level == 0.0 else self.span * (1.0 + level)
-        widest, capacity = self.widest_main, self.capacity
-        # The window's part, done here for speed (calls into the window cost a tenth of an
-        # admission): forget the takes that can never count again (as SlidingWindow.earliest
-        # does), then start now, or in turn after the last take, or, with the window full,
-        # when enough units have left it (earliest's walk); then add the take (as .add does).
-        window = state.windows[0]
-        queue, total = window.takes, window.total
-        while queue:
-            begun, taken = queue[0]
-            if begun + widest <= now or (begun + span <= now and total - taken >= capacity):
-                queue.popleft()
-                total -= taken
-            else:
-                break
-        window.total = total
-        last = queue[-1][0] if queue else now
-        if total + units > capacity:
-            start = window.earliest(now, units, span, widest, capacity)
-        else:
-            start = now if now >= last else last
-        blocked = state.blocked_until
-        if start < blocked:
-            start = blocked
-        if start > now and start - now > self.max_wait:  # too far: refused, nothing taken
-            paced = window.earliest(now, units, span, widest, capacity)
-            return self._too_long(state, permit, paced, max(paced, blocked) - now)
-        window.total = total + units
-        if last == start and queue:
-            queue[-1] = (start, queue[-1][1] + units)  # takes that start together count together
-        else:
-            queue.append((start, units))
-        if permit < 0:
-            circuit.probe_started = start  # the probe's time runs from its admission
-        if start == now:
-            return permit  # the common case: no wait to tell, and no tuple to build for it
-        return permit, start - now, start
 
     def _permit(self, state: LimiterState, now: float) -> int | LimiterRefusalException:
         """The permit of a call: the circuit's epoch while closed, else a probe's, if any."""
@@ -324,3 +241,80 @@ class Rules:
     def _open(state: LimiterState, now: float) -> None:
         state.circuit.open(now)
         state.failures_at_max = 0
+
+
+class OneBudgetRules(Rules):
+    """The rules of a limiter of one budget, the common case: admission by a path of its own,
+    which does the window's part in place (as ``_step.lua`` does it on a short path)."""
+
+    __slots__ = ("capacity", "max_wait", "span", "widest_main")
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.widest_main = self.main.window_seconds * self.widest
+        self.max_wait = settings.max_wait_seconds
+        self.capacity = self.main.max_units  # the main budget's, read on every admission
+        self.span = self.main.window_seconds
+
+    def reserve(
+        self, state: LimiterState, now: float, takes: tuple[int, ...]
+    ) -> Reservation | LimiterRefusalException:
+        """:meth:`Rules.reserve` for one budget: on the path of every admission, so each step
+        here is paid for by every call."""
+        units = takes[0]
+        if units != 1:  # one unit always fits: every budget holds at least one
+            if units > self.capacity:
+                return self.refuse(state, "too-large", 0.0, budget=self.main, units=units)
+            if not units:
+                return super().reserve(state, now, takes)  # a take of nothing: no window
+        circuit = state.circuit
+        if circuit.state == CLOSED:
+            permit = circuit.epoch
+        else:
+            probe = self._permit(state, now)
+            if isinstance(probe, LimiterRefusalException):
+                return probe
+            permit = probe
+        level = state.level
+        span = self.span if level == 0.0 else self.span * (1.0 + level)
+        widest, capacity = self.widest_main, self.capacity
+        # The window's part, done here for speed (calls into the window cost a tenth of an
+        # admission): forget the takes that can never count again (as SlidingWindow.earliest
+        # does), then start now, or in turn after the last take, or, with the window full,
+        # when enough units have left it (earliest's walk); then add the take (as .add does).
+        # The pruning rule below is written four times, kept alike by hand: here,
+        # SlidingWindow.earliest (_window.py), and twice in _step.lua (its one-budget short
+        # path and its `earliest`). tests/test_limits_redis_windows.py's
+        # test_every_copy_of_the_pruning_rule_keeps_the_same_takes drives all four with the
+        # same calls and fails when any one of them differs: change them together.
+        window = state.windows[0]
+        queue, total = window.takes, window.total
+        while queue:
+            begun, taken = queue[0]
+            if begun + widest <= now or (begun + span <= now and total - taken >= capacity):
+                queue.popleft()
+                total -= taken
+            else:
+                break
+        window.total = total
+        last = queue[-1][0] if queue else now
+        if total + units > capacity:
+            start = window.earliest(now, units, span, widest, capacity)
+        else:
+            start = now if now >= last else last
+        blocked = state.blocked_until
+        if start < blocked:
+            start = blocked
+        if start > now and start - now > self.max_wait:  # too far: refused, nothing taken
+            paced = window.earliest(now, units, span, widest, capacity)
+            return self._too_long(state, permit, paced, max(paced, blocked) - now)
+        window.total = total + units
+        if last == start and queue:
+            queue[-1] = (start, queue[-1][1] + units)  # takes that start together count together
+        else:
+            queue.append((start, units))
+        if permit < 0:
+            circuit.probe_started = start  # the probe's time runs from its admission
+        if start == now:
+            return permit  # the common case: no wait to tell, and no tuple to build for it
+        return permit, start - now, start

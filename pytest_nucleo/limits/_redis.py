@@ -25,15 +25,18 @@ property test drives both with the same random calls and compares each answer.
 The state is one hash per limiter (see ``_step.lua`` for its fields) with an expiry, so an
 idle limiter leaves nothing behind. This module imports redis only when a
 :class:`RedisStore` is built.
+
+This module holds the store and each limiter's keeper (:class:`SharedState`: the decisions,
+their replies read). Beside it: ``_redis_framing``, the commands as the bytes sent, and why
+they are framed by hand (the measured figures); ``_redis_connections``, the connections kept
+for a blocking client's decisions and one decision's exchange on them; ``_redis_bookkeeping``,
+a keeper's outages, fallbacks and the warning of a state that vanished.
 """
 
 from __future__ import annotations
 
 import hashlib
-import logging
 import math
-import select
-import socket
 import struct
 import threading
 import weakref
@@ -44,20 +47,20 @@ from urllib.parse import quote
 from pytest_nucleo._clock import Clock
 from pytest_nucleo._forks import hold_over_forks
 from pytest_nucleo._http._retry_after import RETRY_AFTER_CAP
-from pytest_nucleo._text._render import one_line, seconds
+from pytest_nucleo._text._render import one_line
 
 from ._circuit import State
 from ._failure import UpstreamFailure
+from ._redis_bookkeeping import Bookkeeping
+from ._redis_connections import KeptConnections
+from ._redis_framing import CommandFrames
 from ._stores import LocalState, T, View
 
 if TYPE_CHECKING:
     from ._machine import Reservation, Rules
     from ._refusal import LimiterRefusalException, RefusalReason
 
-logger = logging.getLogger("pytest_nucleo")
-
 _STEP = (Path(__file__).parent / "_step.lua").read_text(encoding="utf-8")
-_poll = getattr(select, "poll", None)  # not on Windows: the pool's own check there
 
 # Error replies that say what state the server is in (busy, loading, out of memory, a replica
 # or a failing-over primary, unable to persist), not what the script did: an outage, like a
@@ -68,18 +71,8 @@ _SERVER_STATES = frozenset(
 )  # fmt: skip
 
 
-class _Kept:
-    """A blocking client's connections kept for decisions: taken from its pool once, one per
-    decision in flight, and never given back, because the pool's way (take a connection, check
-    it has nothing to read, give it back, each time) costs about as much as the round trip.
-    Shared by every store on the client, so that many stores (one per limiter, say) keep no
-    more connections than decisions in flight, which a bounded pool could not otherwise give."""
-
-    def __init__(self) -> None:
-        self.idle: list[list[Any]] = []  # [connection, its socket, the socket's poll]
-
-
-_kept_by_client: weakref.WeakKeyDictionary[Any, _Kept] = weakref.WeakKeyDictionary()
+# Each blocking client's kept connections (``_redis_connections``), shared by its stores.
+_kept_by_client: weakref.WeakKeyDictionary[Any, KeptConnections] = weakref.WeakKeyDictionary()
 _kept_lock = threading.Lock()
 _keepers: weakref.WeakSet[SharedState] = weakref.WeakSet()  # for a fork (below)
 
@@ -91,11 +84,11 @@ def _forget_kept_in_child() -> None:
         kept.idle = []
 
 
-def _kept_connections(client: Any) -> _Kept:
+def _kept_connections(client: Any) -> KeptConnections:
     with _kept_lock:
         kept = _kept_by_client.get(client)
         if kept is None:
-            kept = _kept_by_client[client] = _Kept()
+            kept = _kept_by_client[client] = KeptConnections()
         return kept
 
 
@@ -223,68 +216,9 @@ class RedisStore:
 
     def run(self, frame: bytes) -> Any:
         """The server's reply to one decision, ``frame`` (the command as sent, see
-        :meth:`SharedState._frame`), on a blocking client, raising what redis-py raises. The
-        client's ``retry`` applies, as to its own commands."""
-        idle = self._kept.idle
-        try:
-            kept = idle.pop()
-        except IndexError:
-            kept = [self._connection(), None, None]
-        else:
-            if self._stale(kept):
-                kept[0].disconnect()
-        connection = kept[0]
-        try:
-            return connection.retry.call_with_retry(
-                lambda: self._exchange(connection, frame), connection.disconnect
-            )
-        except self._answer_errors:
-            raise  # the server answered: the connection is sound
-        except BaseException:
-            connection.disconnect()  # a reply may be left unread; it reconnects when used
-            raise
-        finally:
-            idle.append(kept)
-
-    def _stale(self, kept: list[Any]) -> bool:
-        """Whether a kept connection (with its socket and that socket's poll object, as
-        ``run`` keeps them) was closed by the server meanwhile (restarted, an idle timeout,
-        CLIENT KILL): its socket is readable then, with no request in flight. It reconnects
-        when used, so that is no outage. What the pool checks before it hands a connection
-        out, but with one poll of the socket: the pool's check costs several system calls,
-        a tenth of a round trip."""
-        connection, polled, poller = kept
-        sock = getattr(connection, "_sock", None)
-        if sock is polled:  # the socket polled before: the common case first
-            return sock is not None and bool(poller.poll(0))
-        if sock is None:
-            return False  # not connected: it connects when used
-        if _poll is None or not isinstance(sock, socket.socket):
-            try:
-                return bool(connection.can_read())
-            except self.errors:
-                return True
-        poller = _poll()  # connected anew since last polled
-        poller.register(sock, select.POLLIN)
-        kept[1], kept[2] = sock, poller
-        return bool(poller.poll(0))
-
-    def _exchange(self, connection: Any, frame: bytes) -> Any:
-        connection.send_packed_command([frame])
-        try:
-            return connection.read_response()
-        except self._no_script:  # a restarted or flushed server: the script is loaded again
-            connection.send_command("SCRIPT", "LOAD", self._script)
-            connection.read_response()
-            connection.send_packed_command([frame])
-            return connection.read_response()
-
-    def _connection(self) -> Any:
-        pool = self.client.connection_pool
-        try:
-            return pool.get_connection()
-        except TypeError:  # redis-py before 5.3 wants a command's name
-            return pool.get_connection("EVALSHA")
+        ``_redis_framing``), on a blocking client's kept connection, raising what redis-py
+        raises. The client's ``retry`` applies, as to its own commands."""
+        return self._kept.run(self.client, self._script, frame)
 
     def key(self, name: str) -> str:
         """The Redis key of the limiter ``name``: the prefix, then the name quoted, so no two
@@ -331,11 +265,15 @@ class RedisScriptError(RuntimeError):
     alone would hide it for as long as it lasts."""
 
 
-class SharedState:
+class SharedState(Bookkeeping):
     """One limiter's keeper on a :class:`RedisStore`: each decision one call of the script,
-    or, while Redis cannot be reached, the process's own state (see the store)."""
+    or, while Redis cannot be reached, the process's own state (see the store). Its outages
+    and fallbacks are kept by its base, ``_redis_bookkeeping.Bookkeeping``."""
+
+    store: RedisStore
 
     def __init__(self, store: RedisStore, rules: Rules, clock: Clock, fallback: LocalState) -> None:
+        super().__init__()
         self.store = store
         self.rules = rules
         self.key = store.key(rules.s.name)
@@ -353,48 +291,32 @@ class SharedState:
         fields = ",".join("b:" + quote(budget.name, safe="") for budget in s.budgets)
         # What every call sends but its own arguments, encoded once: the settings travel with
         # each decision (two processes may run different settings on one state).
-        head = [store._sha.encode(), b"1", self.key.encode()]
         settings = [
             struct.pack("<13d", *numbers),
             struct.pack(f"<{len(budgets)}d", *budgets),
             fields.encode(),
         ]
-        parts = (b"EVALSHA", *head, b"", *settings)
-        self._heads: dict[str, tuple[bytes, ...]] = {}
-        self._frames: dict[str, bytes] = {}
-        for op in ("reserve", "unreserve", "succeed", "fail", "release", "read"):
-            self._heads[op] = (*parts[:4], op.encode(), *parts[5:])
-            self._frames[op] = b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in self._heads[op])
+        self._frames = CommandFrames(store._sha, self.key, settings)
+        # What a blocking decision's exchange needs, read once and called from here, without
+        # a method of the store between: a decision's own Python is measured against a
+        # PING's (bench/README.md), and each call between costs a few percent of it.
+        self._kept, self._client, self._script = store._kept, store.client, store._script
         self._texts: dict[tuple[int, ...], str] = {}  # takes as the script reads them
         # The last admission's and the last success's frames, by their takes and permit: on
         # the server's clock, the calls of a limiter repeat them (its takes, the circuit's
         # epoch). An empty tuple is the key of no frame: no takes or permit equal it.
         self._last_admission: tuple[object, bytes] = ((), b"")
         self._last_success: tuple[object, bytes] = ((), b"")
-        self._lock = threading.Lock()  # the outage bookkeeping is shared by the threads
         with _kept_lock:
             _keepers.add(self)
-        self._kept_until = -math.inf  # local time until which the state must still exist
-        self._down_until = -math.inf
-        self._down = False
-        self._fallbacks = 0
-
-    @property
-    def fallbacks(self) -> int:
-        return self._fallbacks
 
     def _now(self) -> str:
         clock = self.store.clock
         return "" if clock is None else repr(clock.monotonic())
 
     def _frame(self, op: str, *args: str) -> bytes:
-        """The command as sent (RESP): the parts that never change were encoded once; a
-        blocking decision sends it as it is, which costs redis-py no packing."""
-        parts = [b"*%d\r\n" % (len(self._heads[op]) + 1 + len(args)), self._frames[op]]
-        for arg in (self._now(), *args):
-            data = arg.encode()
-            parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
-        return b"".join(parts)
+        """The command as sent (RESP, see ``_redis_framing``), the decision's time first."""
+        return self._frames.frame(op, self._now(), *args)
 
     def _keyed_frame(self, key: object, op: str, *args: str) -> tuple[object, bytes]:
         """A decision's frame, and the key under which a repeated decision may send it again:
@@ -410,28 +332,6 @@ class SharedState:
         return text
 
     # --- the replies ------------------------------------------------------------------------
-
-    def _answered(self, code: int, read: bool = False) -> None:
-        """Bookkeeping of every reply (its kept code, see ``_step.lua``): a state that
-        vanished early, and how long it is kept. Without the lock unless Redis was down: each
-        write is one attribute, and a race between two replies can only repeat or miss a
-        warning."""
-        if self._down:
-            with self._lock:
-                self._rejoined()
-        now = self._clock.monotonic()
-        if not code & 1:  # the state did not exist before this decision
-            if now < self._kept_until:
-                logger.warning(
-                    "rate limiter %s: its shared state vanished from Redis (key %s: flushed, "
-                    "failed over or evicted); rebuilt as a closed circuit with no throttle",
-                    self.rules.s.name,
-                    self.key,
-                )
-            if read:
-                self._kept_until = -math.inf
-        if not read:
-            self._kept_until = now + (code >> 1) / 1000
 
     def _reservation(self, reply: Any) -> Reservation | LimiterRefusalException:
         if type(reply) is not list:  # admitted: "code permit", then "wait start" if it waits
@@ -480,7 +380,7 @@ class SharedState:
         if self._down and self._clock.monotonic() < self._down_until:  # the clock read only then
             return None
         try:
-            return self.store.run(frame)
+            return self._kept.run(self._client, self._script, frame)
         except self.store.errors as exc:
             self._failed(exc)
             return None
@@ -554,7 +454,7 @@ class SharedState:
         if self._down and self._clock.monotonic() < self._down_until:
             return None
         client = self.store.client
-        command = ("EVALSHA", *self._heads[op][1:], self._now(), *args)
+        command = self._frames.command(op, self._now(), *args)
         try:
             try:
                 return await client.execute_command(*command)
@@ -608,58 +508,6 @@ class SharedState:
         if reply is None:
             return self._fallback.read(view)
         return self._reading(reply, view)
-
-    # --- outages ----------------------------------------------------------------------------
-
-    def _count_alone(self) -> None:
-        with self._lock:
-            self._fallbacks += 1
-
-    def _refuse_alone(self) -> LimiterRefusalException | None:
-        """A decision made alone: counted; with ``fail_open=False``, the refusal to give."""
-        self._count_alone()
-        if self.store.fail_open:
-            return None
-        off_for = max(self._down_until - self._clock.monotonic(), 0.0)
-        return self._fallback.refuse_unreachable(off_for)
-
-    def forget_local(self) -> None:
-        """Forget what this process kept of the shared state (an outage it saw, its fallback
-        count); the fleet's state in Redis is left as it is."""
-        with self._lock:
-            self._kept_until = -math.inf
-            self._down_until = -math.inf
-            self._down = False
-            self._fallbacks = 0
-
-    def _went_down(self, exc: BaseException) -> None:
-        with self._lock:
-            self._down_until = self._clock.monotonic() + self.store.recheck_seconds
-            if self._down:
-                return
-            self._down = True
-        meanwhile = (
-            "admits calls on this process's own window" if self.store.fail_open else "refuses calls"
-        )
-        logger.warning(
-            "rate limiter %s: its shared state in Redis (key %s) is unreachable (%s: %s); "
-            "until Redis answers again it %s, trying again every %s",
-            self.rules.s.name,
-            self.key,
-            type(exc).__name__,
-            one_line(str(exc), 200),
-            meanwhile,
-            seconds(self.store.recheck_seconds),
-        )
-
-    def _rejoined(self) -> None:
-        if self._down:
-            self._down = False
-            logger.warning(
-                "rate limiter %s: Redis answers again; back on the shared state (key %s)",
-                self.rules.s.name,
-                self.key,
-            )
 
 
 # A fork waits for the store's lock and each shared limiter's, which the child then finds free

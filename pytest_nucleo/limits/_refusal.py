@@ -1,4 +1,9 @@
-"""The failure a limiter gives instead of admitting a call, and the text the model reads."""
+"""The failure a limiter gives instead of admitting a call, and the text the model reads.
+
+It quotes the last :class:`UpstreamFailure` (``_failure``), which is why it imports that
+module and not the other way round: ``UpstreamFailure.from_exception`` knows a refusal only as
+the :class:`OwnRefusal` it registers as.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +14,9 @@ from typing import TYPE_CHECKING, Literal
 from pytest_nucleo._exceptions import UncorrectableLLMException
 from pytest_nucleo._text._render import VALUE_LIMIT, clean_block, next_step, one_line, seconds
 
+from ._failure import OwnRefusal, UpstreamFailure
+
 if TYPE_CHECKING:
-    from ._failure import UpstreamFailure
     from ._window import Budget
 
 RefusalReason = Literal["open", "probing", "wait", "held", "too-large", "unreachable"]
@@ -99,6 +105,8 @@ class LimiterRefusalException(UncorrectableLLMException):
         attributes.update(zip(_FIELDS, args, strict=True))
         attributes["_fields"] = _FIELDS
 
+
+OwnRefusal.register(LimiterRefusalException)  # never read as an upstream failure (see there)
 
 _FIELDS = (
     "limiter_name",

@@ -121,7 +121,7 @@ local rewrite = true  -- whether the state is written back: not by the short pat
 local one_head = nil  -- the window head the short path below writes (no table made for it)
 local admitted, admitted_wait, admitted_start = nil, 0, 0  -- an admission's permit, wait, start
 
--- --- an admission of one budget on a closed circuit (Rules._reserve_one) -------------------
+-- --- an admission of one budget on a closed circuit (OneBudgetRules.reserve) -------------
 -- The common case, on the path of every call, so it is done here alone, on the bytes of the
 -- window as read (no table but the fields written, no function): forget the takes that can
 -- never count again, start now or in turn after the last take, and add the take, as the
@@ -143,6 +143,13 @@ if one_units and circuit == CLOSED and op == 'reserve' then
     -- a sealed chunk read), the newest raw's bytes from new_from to size.
     local old, pos, old_end, new_from = raw, HEAD + 1, HEAD + length, HEAD + length + 1
     local window, widest = span * (1.0 + level), span * (1.0 + max_throttle)
+    -- The pruning rule (in the loop below) is written four times, kept alike by hand: here,
+    -- in `earliest` below, in SlidingWindow.earliest (_window.py) and in
+    -- OneBudgetRules.reserve (_machine.py). tests/test_limits_redis_windows.py's
+    -- test_every_copy_of_the_pruning_rule_keeps_the_same_takes drives all four with the same
+    -- calls and fails when any one of them differs: change them together. (Here the capacity
+    -- clause never decides alone: a take it forgets leaves the window full, which this path
+    -- leaves to the whole rules, unchanged; the test breaks this copy by its other clauses.)
     local read = nil  -- the sealed chunks read: their takes move to the head
     while true do
       if pos > old_end then  -- the oldest takes ran out: the first chunk's, else the newest
@@ -295,6 +302,10 @@ elseif windowed then
   end
 
   if op == 'reserve' then
+    -- SlidingWindow.earliest (_window.py). Its pruning rule (the first loop) has three
+    -- copies: the short path above, SlidingWindow.earliest, OneBudgetRules.reserve (_machine.py);
+    -- tests/test_limits_redis_windows.py's
+    -- test_every_copy_of_the_pruning_rule_keeps_the_same_takes holds the four together.
     local function earliest(w, units, window, wide, capacity)
       while true do  -- forget what can never count again
         if w.at > #w.old then

@@ -78,8 +78,9 @@ class LocalState:
     order they are made. On the hot paths (admission and success) the lock is taken by
     ``acquire()`` and ``release()`` in a ``try``/``finally`` rather than a ``with`` block: the
     same guarantee, without the with-block's calls of ``__enter__`` and ``__exit__``, which
-    cost as much again as the lock itself. A :class:`RateLimiter` whose state is here takes
-    these two steps itself (see its ``acquire``)."""
+    cost as much again as the lock itself. These two are the whole of an admission's and a
+    success's bookkeeping outside the rules: a :class:`RateLimiter` calls them once per
+    decision, as it calls any keeper, and never repeats their steps itself."""
 
     __slots__ = ("lock", "now", "rules", "state")
     is_async = False

@@ -80,6 +80,11 @@ class SlidingWindow:
         Takes that can never count again are dropped first: those past the ``widest`` window
         the throttle can reach, and those outside the window whose units a waiter giving its
         slot back could not bring back under the ``capacity``."""
+        # This pruning rule has copies, inlined for speed: in OneBudgetRules.reserve (_machine.py)
+        # and twice in _step.lua (the one-budget short path and its `earliest`).
+        # tests/test_limits_redis_windows.py's
+        # test_every_copy_of_the_pruning_rule_keeps_the_same_takes drives this method directly
+        # beside the others and fails when any one differs: change them together.
         takes = self.takes
         while takes:
             begun, taken = takes[0]

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
         Scenario,
         contract_matrix,
     )
-    from ._contract._suite import ToolContract, overrides_contract
     from ._contract._wording import BODY_LENGTH_LIMIT, TextProblem
     from ._failure import Failure, LLMText, assert_error_result, fails_with, failure_set
     from ._fake._upstream import (
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
         timeout,
     )
     from ._snapshot import LLMTextSerializer, LLMTextSnapshotExtension
+    from ._tool_contract import ToolContract, overrides_contract
 
 _WHERE = {
     "BODY_LENGTH_LIMIT": "_contract._wording",
@@ -52,7 +52,7 @@ _WHERE = {
     "Outcome": "_fake._upstream",
     "Scenario": "_contract._scenarios",
     "TextProblem": "_contract._wording",
-    "ToolContract": "_contract._suite",
+    "ToolContract": "_tool_contract",
     "UnexpectedCallError": "_fake._upstream",
     "UnmatchedRequestError": "_fake._upstream",
     "assert_clean_llm_text": "_contract._hygiene",
@@ -64,7 +64,7 @@ _WHERE = {
     "html_error": "_fake._upstream",
     "http_date": "_fake._upstream",
     "not_json": "_fake._upstream",
-    "overrides_contract": "_contract._suite",
+    "overrides_contract": "_tool_contract",
     "respond": "_fake._upstream",
     "text_problems": "_contract._hygiene",
     "throttle": "_fake._upstream",

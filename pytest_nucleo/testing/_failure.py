@@ -16,7 +16,7 @@ from pytest_nucleo import (
     UpstreamRetryException,
     unwrap,
 )
-from pytest_nucleo._chain import iter_chain
+from pytest_nucleo._causes import iter_chain
 from pytest_nucleo._text._secrets import redact
 
 

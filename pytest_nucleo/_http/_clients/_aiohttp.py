@@ -8,7 +8,7 @@ import aiohttp
 from aiohttp import client_exceptions as a
 from aiohttp.http_exceptions import HttpProcessingError
 
-from pytest_nucleo._chain import iter_chain
+from pytest_nucleo._causes import iter_chain
 from pytest_nucleo._http._unseen import UNSEEN_BODY, UNSEEN_HEADERS
 
 from . import ResponseView, Seen, TransportSeen, frames_of, json_failure

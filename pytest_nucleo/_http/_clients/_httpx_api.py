@@ -6,7 +6,7 @@ import ssl
 from types import ModuleType
 from typing import Any
 
-from pytest_nucleo._chain import iter_chain
+from pytest_nucleo._causes import iter_chain
 from pytest_nucleo._http._unseen import UNSEEN_BODY
 
 from . import ResponseView, Seen, TransportSeen, frames_of, json_failure
@@ -124,7 +124,7 @@ class HttpxApi:
     def known(self, request: Any) -> tuple[str, ...]:
         """What ``request`` carried that must never be shown."""
         if self.plain_httpx:
-            from pytest_nucleo._http._service import sent_values
+            from ._sent import sent_values
 
             return sent_values(request)
         from ._sent import values_sent

@@ -23,7 +23,7 @@ def client_failure(
         return None
     failure: LLMReadableCheckedException
     if isinstance(seen, UndecodedAnswer):
-        from pytest_nucleo._http._service import not_json_exception
+        from ._not_json import not_json_exception
 
         named = service or service_host(seen.view.host) or f"called by {component}"
         failure = not_json_exception(named, seen.view, seen.content_type, seen.reason)

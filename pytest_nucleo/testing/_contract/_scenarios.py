@@ -26,9 +26,9 @@ from pytest_nucleo import (
     UpstreamRetryException,
     UpstreamThrottleException,
 )
-from pytest_nucleo._chain import iter_chain
+from pytest_nucleo._causes import iter_chain
 from pytest_nucleo._http._status import THROTTLE_RULE_STATUSES
-from pytest_nucleo._runner import run_sync
+from pytest_nucleo._runner._tools import run_sync
 from pytest_nucleo._text._render import seconds
 from pytest_nucleo._text._secrets import MASK, redact
 from pytest_nucleo.testing._docs import docs_ref

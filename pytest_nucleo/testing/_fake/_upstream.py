@@ -24,7 +24,7 @@ import httpx
 import respx
 from respx.models import AllMockedAssertionError
 
-from pytest_nucleo._chain import iter_chain
+from pytest_nucleo._causes import iter_chain
 from pytest_nucleo._text._secrets import redact
 from pytest_nucleo.testing._docs import docs_ref
 

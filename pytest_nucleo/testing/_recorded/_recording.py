@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import httpx
 
 from pytest_nucleo import ExternalServiceException
-from pytest_nucleo._http._service import sent_values
+from pytest_nucleo._http._clients._sent import sent_values
 from pytest_nucleo._http._status import HttpThrottledStatusException, http_exception
 from pytest_nucleo._text._excerpt import safe_endpoint
 from pytest_nucleo._text._secrets import MASK, redact

@@ -9,18 +9,17 @@ from typing import Any, ClassVar, NoReturn, TypeVar
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from pytest_nucleo.testing._failure import LLMText
-from pytest_nucleo.testing._fake._backends import backend_factories
-from pytest_nucleo.testing._fake._upstream import Outcome, respond
-from pytest_nucleo.testing._recorded._replay import (
+from ._contract._report import record
+from ._contract._scenarios import KINDS, RULES, Kind, Observation, Scenario, contract_matrix
+from ._failure import LLMText
+from ._fake._backends import backend_factories
+from ._fake._upstream import Outcome, respond
+from ._recorded._replay import (
     PREFIX,
     UnreadableRecording,
     check_patterns,
     recorded_matrix,
 )
-
-from ._report import record
-from ._scenarios import KINDS, RULES, Kind, Observation, Scenario, contract_matrix
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -182,7 +181,7 @@ class ToolContract:
             # stack, rather than by the first scenario: a scenario's time is then the tool's
             # and the checks'.
             backend_factories()
-            import_module("pytest_nucleo.testing._snapshot")
+            import_module(f"{__package__}._snapshot")
             cls = type(self)
             matrix = cls._matrix
             if cls.recorded:
