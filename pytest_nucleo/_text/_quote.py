@@ -2,10 +2,11 @@
 
 :func:`body_excerpt` keeps a bounded, masked excerpt of a body for logs and for
 ``response_body``; a model text quotes less. :func:`quote_of` picks from that excerpt what
-tells the model something: the message field of a JSON body, the text of a short body, or,
-when nothing in it can be read (a body made only of masked values, of brackets, a JSON body
-with no message), its shape ("a JSON body of 200 kB with no message field"). It works on the
-excerpt only, so its cost does not grow with the body.
+tells the model something: the message of a JSON body (read by its shape when the excerpt holds
+the whole document, see ``_shapes``; else the value of its most telling message key), the text
+of a short body, or, when nothing in it can be read (a body made only of masked values, of
+brackets, a JSON body with no message), its shape ("a JSON body of 200 kB with no message
+field"). It works on the excerpt only, so its cost does not grow with the body.
 """
 
 from __future__ import annotations
@@ -14,37 +15,35 @@ import json
 import re
 from dataclasses import dataclass
 
-from ._secrets import MASK
+from ._secrets import MASK, redact
+from ._shapes import CUT_MARK as _CUT_MARK
+from ._shapes import MESSAGE_KEYS as _MESSAGE_KEYS
+from ._shapes import has_markup, plain_words, read_body
 
 SHORT_JSON = 100
 """A JSON body whose excerpt is at most this long is quoted whole: its keys help the model
-("qty" in ``{"loc": ["qty"], "msg": "must be > 0"}``)."""
+("qty" in ``{"loc": ["qty"], "msg": "must be > 0"}``). Not one with HTML in it: its message
+is quoted, without the markup."""
 
 MIN_QUOTE = 24
 """Fewer characters than this left for a quote, and the text names the body's shape instead."""
 
-# Keys whose string value is a service's own message, most telling first.
-_MESSAGE_KEYS = (
-    "message", "error_description", "detail", "error_message", "errorMessage", "description",
-    "reason", "title", "msg", "error",
-)  # fmt: skip
 # A JSON string written unrolled ("[^"\\]*(?:\\.[^"\\]*)*"): the same strings as one
 # alternation per character, matched several times faster.
 _FIELD = re.compile(r'"(' + "|".join(_MESSAGE_KEYS) + r')"\s*:\s*("[^"\\]*(?:\\.[^"\\]*)*")')
 _JSON_KEY = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"\s*:')
 _BINARY = re.compile(r"<\d+ bytes of binary data>")
-# Starts with its literal "[... ", which the regex engine looks for at C speed: a leading
-# optional space made it try the whole pattern at every character (a tenth of a mapping).
-_CUT_MARK = re.compile(r"\[\.\.\. \d+ of \d+ (?:bytes|characters) not shown \.\.\.\]")
 
 
 @dataclass(frozen=True, slots=True)
 class Quote:
     """What a text says about a body: ``words`` to quote, or a ``shape`` to name, or neither
-    (an empty body, or one with nothing worth quoting)."""
+    (an empty body, or one with nothing worth quoting); and the ``fields`` a whole JSON body
+    says are at fault (see ``_shapes.error_fields``), whatever is quoted."""
 
     words: str = ""
     shape: str = ""
+    fields: tuple[str, ...] = ()
 
 
 def has_words(text: str) -> bool:
@@ -64,7 +63,8 @@ def size_of(count: int) -> str:
 
 def quote_of(excerpt: str, size: int, budget: int) -> Quote:
     """What to quote of a body whose excerpt is ``excerpt`` and whose length is ``size``
-    (bytes, or characters), in at most ``budget`` characters."""
+    (bytes, or characters), in at most ``budget`` characters; and the fields a whole JSON body
+    says are at fault (``error_fields``). Never raises."""
     if not excerpt:  # an empty body, or one with nothing to show (only scripts, or spaces)
         return (
             Quote(shape=f"a body of {size_of(size)} with no text to show")
@@ -78,25 +78,36 @@ def quote_of(excerpt: str, size: int, budget: int) -> Quote:
     cut = _CUT_MARK.search(excerpt)
     head = (excerpt[: cut.start()] if cut else excerpt).strip().strip("\"'").strip()
     is_json = head[:1] in ("{", "[")
-    if is_json and not (len(excerpt) <= SHORT_JSON and MASK not in excerpt):
-        message = _message_field(head)
+    # A whole document is read by its shape; a cut one is not JSON, and is read by its keys.
+    shape = read_body(head) if is_json and cut is None else None
+    fields = shape.fields if shape is not None else ()
+    if is_json and not (
+        len(excerpt) <= SHORT_JSON and MASK not in excerpt and not has_markup(excerpt)
+    ):
+        message = (shape.message if shape is not None else None) or _message_field(head)
         if message is None:
-            return Quote(shape=f"a JSON body of {size_of(size)} with no message field")
+            return Quote(
+                shape=f"a JSON body of {size_of(size)} with no message field", fields=fields
+            )
         head = message
     if not has_words(head):
         # Only masked values, digits or punctuation: nothing the model can read.
         return (
-            Quote(shape=f"a body of {size_of(size)} with no words in it") if size > 200 else Quote()
+            Quote(shape=f"a body of {size_of(size)} with no words in it", fields=fields)
+            if size > 200
+            else Quote(fields=fields)
         )
     if budget < MIN_QUOTE:
-        return Quote()
+        return Quote(fields=fields)
     words = _fit(head, budget)
     # A cut can leave only keys and brackets of what had words: '{"error": {"code": 1...'.
-    return Quote(words=words) if has_words(words) else Quote()
+    return Quote(words=words, fields=fields) if has_words(words) else Quote(fields=fields)
 
 
 def _message_field(text: str) -> str | None:
-    """The most telling message field with words in it, decoded from its JSON string."""
+    """The most telling message field with words in it, decoded from its JSON string, any
+    HTML in it reduced to its words. A value written with escapes is masked again: an escape
+    can spell a secret the masking of the raw text did not recognise (``sk\\u002d...``)."""
     found: dict[str, str] = {}
     for match in _FIELD.finditer(text):
         key = match.group(1)
@@ -106,8 +117,15 @@ def _message_field(text: str) -> str | None:
             value = json.loads(match.group(2))
         except ValueError:
             continue
-        if isinstance(value, str) and has_words(value):
-            found[key] = " ".join(value.split())
+        if not isinstance(value, str):
+            continue
+        if "\\" in match.group(2):
+            value = redact(value)
+        # One line, without the control characters a JSON escape can spell ("\\u0007"), which
+        # the excerpt's cleaning of the raw text did not see.
+        words = plain_words(value)
+        if has_words(words):
+            found[key] = words
     for key in _MESSAGE_KEYS:
         if key in found:
             return found[key]
