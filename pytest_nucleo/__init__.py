@@ -45,6 +45,13 @@ if TYPE_CHECKING:
         UpstreamRetryException,
         UpstreamThrottleException,
     )
+    from ._http._body_rules import (
+        QUOTA_PATTERNS,
+        THROTTLE_400_PATTERNS,
+        THROTTLE_PATTERNS,
+        body_says_quota,
+        body_says_throttled,
+    )
     from ._http._clients._responses import exception_for_response, harden_client, raise_for_response
     from ._http._clients._sent import sent_values
     from ._http._providers._rules import from_provider_error
@@ -52,8 +59,7 @@ if TYPE_CHECKING:
     from ._http._service import AsyncServiceClient, ServiceClient
     from ._http._status import (
         HTTP_STATUS_TABLE,
-        THROTTLE_400_PATTERNS,
-        THROTTLE_PATTERNS,
+        STATUS_WORDS,
         Http400Exception,
         Http401Exception,
         Http403Exception,
@@ -65,12 +71,13 @@ if TYPE_CHECKING:
         Http502Exception,
         Http503Exception,
         HttpErrorResponse,
+        HttpQuotaExhaustedException,
         HttpThrottledStatusException,
         HttpUnmappedStatusException,
-        body_says_throttled,
         http_exception,
         raise_for_status,
     )
+    from ._http._waits import stated_wait
     from ._runner._results import (
         DEFAULT_TEXT_LIMIT,
         CancelToken,
@@ -96,8 +103,10 @@ _WHERE = {
     "DEFAULT_TEXT_LIMIT": "_runner._results",
     "HTTP_STATUS_TABLE": "_http._status",
     "RETRY_AFTER_CAP": "_http._retry_after",
-    "THROTTLE_400_PATTERNS": "_http._status",
-    "THROTTLE_PATTERNS": "_http._status",
+    "QUOTA_PATTERNS": "_http._body_rules",
+    "STATUS_WORDS": "_http._status",
+    "THROTTLE_400_PATTERNS": "_http._body_rules",
+    "THROTTLE_PATTERNS": "_http._body_rules",
     "UNCORRECTABLE_HINT": "_exceptions",
     "AsyncServiceClient": "_http._service",
     "Budget": "limits._window",
@@ -120,6 +129,7 @@ _WHERE = {
     "Http502Exception": "_http._status",
     "Http503Exception": "_http._status",
     "HttpErrorResponse": "_http._status",
+    "HttpQuotaExhaustedException": "_http._status",
     "HttpThrottledStatusException": "_http._status",
     "HttpUnmappedStatusException": "_http._status",
     "InvalidInputException": "_exceptions",
@@ -159,7 +169,8 @@ _WHERE = {
     "UpstreamThrottleException": "_exceptions",
     "arun_tool": "_runner._tools",
     "body_excerpt": "_text._excerpt",
-    "body_says_throttled": "_http._status",
+    "body_says_quota": "_http._body_rules",
+    "body_says_throttled": "_http._body_rules",
     "exception_for_response": "_http._clients._responses",
     "from_provider_error": "_http._providers._rules",
     "harden_client": "_http._clients._responses",
@@ -169,6 +180,7 @@ _WHERE = {
     "parse_retry_after": "_http._retry_after",
     "raise_for_response": "_http._clients._responses",
     "raise_for_status": "_http._status",
+    "stated_wait": "_http._waits",
     "run_tool": "_runner._tools",
     "safe_endpoint": "_text._excerpt",
     "sent_values": "_http._clients._sent",
@@ -184,7 +196,9 @@ __all__ = [
     "CORRECTABLE_HINT",
     "DEFAULT_TEXT_LIMIT",
     "HTTP_STATUS_TABLE",
+    "QUOTA_PATTERNS",
     "RETRY_AFTER_CAP",
+    "STATUS_WORDS",
     "THROTTLE_400_PATTERNS",
     "THROTTLE_PATTERNS",
     "UNCORRECTABLE_HINT",
@@ -209,6 +223,7 @@ __all__ = [
     "Http502Exception",
     "Http503Exception",
     "HttpErrorResponse",
+    "HttpQuotaExhaustedException",
     "HttpThrottledStatusException",
     "HttpUnmappedStatusException",
     "InvalidInputException",
@@ -248,6 +263,7 @@ __all__ = [
     "UpstreamThrottleException",
     "arun_tool",
     "body_excerpt",
+    "body_says_quota",
     "body_says_throttled",
     "exception_for_response",
     "from_provider_error",
@@ -263,6 +279,7 @@ __all__ = [
     "sent_values",
     "service_call",
     "set_testing",
+    "stated_wait",
     "tool",
     "unwrap",
     "unwrap_runtime",

@@ -419,8 +419,9 @@ class UnauthorizedException(UncorrectableLLMException):
             f"{service} rejected our credentials: {why}",
             llm_message=llm_message
             or (
-                f"The service {service} rejected the tool's credentials: {why}. The tool's "
-                "configuration needs fixing, not the call; tell the user."
+                f"The service {service} rejected the tool's credentials: {why}. Only the user "
+                "can fix this: tell them the tool needs valid credentials; the model cannot "
+                "supply them."
             ),
         )
         self._keep(service_name=service_name, reason=reason)

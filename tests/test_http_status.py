@@ -51,6 +51,14 @@ ANSWERS: dict[str, tuple[int, bytes, dict[str, str]]] = {
         b'before you try again.", "documentation_url": "https://docs.github.com/rest"}',
         {"Retry-After": "60"},
     ),
+    # OpenAI's insufficient_quota, as https://platform.openai.com/docs/guides/error-codes shows it.
+    "HttpQuotaExhaustedException": (
+        429,
+        b'{"error": {"message": "You exceeded your current quota, please check your plan and '
+        b'billing details.", "type": "insufficient_quota", "param": null, "code": '
+        b'"insufficient_quota"}}',
+        {},
+    ),
 }
 
 CARRIERS: dict[str, Callable[[], LLMReadableCheckedException]] = {
@@ -82,7 +90,7 @@ def test_every_exported_carrier_has_a_sample() -> None:
         and issubclass(getattr(nucleo, name), HttpErrorResponse)
     }
     assert exported == set(CARRIERS)
-    assert len(exported) == 12  # the eleven of the table, plus the throttled-status one
+    assert len(exported) == 13  # the eleven of the table, the throttled-status and quota ones
 
 
 @pytest.fixture(params=sorted(CARRIERS))
@@ -191,6 +199,8 @@ def test_the_table_covers_every_status_once() -> None:
         matching = [cls for cls in carriers if type(exc) is cls]
         assert len(matching) == 1, status
         expected = HTTP_STATUS_TABLE.get(status, HttpUnmappedStatusException)
+        if status == 402:  # Payment Required: only the user can act
+            expected = nucleo.HttpQuotaExhaustedException
         assert type(exc) is expected
         assert exc.status_code == status  # type: ignore[attr-defined]
         with pytest.raises(expected):
@@ -265,12 +275,6 @@ THROTTLE_ANSWERS = [
         b'{"error":{"errors":[{"domain":"usageLimits","reason":"userRateLimitExceeded"}]}}',
         {},
         id="google-userRateLimitExceeded",
-    ),
-    pytest.param(
-        403,
-        b'{"error":{"errors":[{"domain":"usageLimits","reason":"dailyLimitExceeded"}]}}',
-        {},
-        id="google-dailyLimitExceeded",
     ),
     pytest.param(
         400,
@@ -413,7 +417,7 @@ def test_a_400_that_says_a_limit_was_hit_is_a_throttle(body: bytes) -> None:
 def test_the_fast_throttle_check_agrees_with_the_400_patterns() -> None:
     import random
 
-    from pytest_nucleo._http._status import _THROTTLE_400
+    from pytest_nucleo._http._body_rules import _THROTTLE_400
 
     rng = random.Random(9)
     pieces = ["rate", "limit", "ed", "exceeded", "reached", "too", "many", "requests",
@@ -480,7 +484,7 @@ def test_the_fast_throttle_check_agrees_with_the_patterns() -> None:
     ASCII made of pattern pieces, it must agree with the regexes run alone."""
     import random
 
-    from pytest_nucleo._http._status import _THROTTLE
+    from pytest_nucleo._http._body_rules import _THROTTLE
 
     rng = random.Random(8)
     pieces = ["rate", "limit", "too", "many", "requests", "throttl", "slow", "down", "quota",

@@ -9,7 +9,7 @@ import string
 
 import pytest
 
-from pytest_nucleo._http import _status
+from pytest_nucleo._http import _body_rules
 from pytest_nucleo._text import _excerpt, _markup, _quote, _secrets
 
 # --- the page reader ---------------------------------------------------------------------------
@@ -167,9 +167,9 @@ def test_collapsing_ascii_on_its_bytes_changes_no_result() -> None:
 
 
 def test_every_throttle_core_is_filed_under_a_mark_it_holds() -> None:
-    cores = [core for _, group in _status._THROTTLE_CORE_GROUPS for core in group]
-    assert len(cores) == len(set(cores)) == 13
-    for mark, group in _status._THROTTLE_CORE_GROUPS:
+    cores = [core for _, group in _body_rules._THROTTLE_CORE_GROUPS for core in group]
+    assert len(cores) == len(set(cores)) == 15
+    for mark, group in _body_rules._THROTTLE_CORE_GROUPS:
         assert all(mark in core for core in group), mark
 
 
@@ -180,15 +180,15 @@ def test_every_throttle_pattern_holds_a_core() -> None:
         "rate limit", "too many requests", "throttl", "slow down", "reduce your request rate",
         "rate exceeded", "quota exceeded", "daily limit exceeded", "user_limit exceeded",
         "request limit exceeded", "abuse detection", "robot detect", "are you a robot",
-        "not a robot", "captcha",
+        "not a robot", "captcha", "login attempts exceeded", "provisioned throughput exceeded",
     ]  # fmt: skip
-    assert all(_status._THROTTLE.fullmatch(sample) for sample in samples)
-    covered = {pattern for pattern in _status.THROTTLE_PATTERNS for sample in samples
+    assert all(_body_rules._THROTTLE.fullmatch(sample) for sample in samples)
+    covered = {pattern for pattern in _body_rules.THROTTLE_PATTERNS for sample in samples
                if re.fullmatch(pattern, sample, re.I)}  # fmt: skip
-    assert covered == set(_status.THROTTLE_PATTERNS)
-    cores = [core for _, group in _status._THROTTLE_CORE_GROUPS for core in group]
+    assert covered == set(_body_rules.THROTTLE_PATTERNS)
+    cores = [core for _, group in _body_rules._THROTTLE_CORE_GROUPS for core in group]
     for sample in samples:
-        squeezed = sample.encode().lower().translate(None, _status._SEPARATORS)
+        squeezed = sample.encode().lower().translate(None, _body_rules._SEPARATORS)
         assert any(core in squeezed for core in cores), sample
 
 
@@ -205,10 +205,12 @@ def test_the_throttle_shortcut_changes_no_result() -> None:
         for status in (400, 403):
             expected = bool(
                 text
-                and (_status._THROTTLE_400 if status == 400 else _status._THROTTLE).search(text)
+                and (_body_rules._THROTTLE_400 if status == 400 else _body_rules._THROTTLE).search(
+                    text
+                )
             )
-            assert _status.body_says_throttled(text, status=status) == expected, (text, status)
-            assert _status.body_says_throttled(text.encode(), status=status) == expected
+            assert _body_rules.body_says_throttled(text, status=status) == expected, (text, status)
+            assert _body_rules.body_says_throttled(text.encode(), status=status) == expected
 
 
 # --- masking and quoting ------------------------------------------------------------------------

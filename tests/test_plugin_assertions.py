@@ -341,3 +341,35 @@ def test_fails_with_a_bad_pattern_says_what_to_pass(
     with pytest.raises(error) as caught:
         fails_with(nucleo.ResourceNotFoundException, match=match)  # type: ignore[arg-type]
     assert str(caught.value) == message
+
+
+def test_a_text_that_omits_the_wait_its_response_states_is_flagged() -> None:
+    # The response said Retry-After: 30; a text that drops it leaves the model guessing.
+    answer = nucleo.http_exception("Shop", "/orders", 503, b"Down", {"Retry-After": "30"})
+    assert text_problems(answer.explain_to_llm(), retry_after=answer.retry_after) == []  # type: ignore[attr-defined]
+    dropped = (
+        "The external service Shop is unavailable for /orders (HTTP 503 Service Unavailable). "
+        "Use another way, or come back later."
+    )
+    problems = text_problems(dropped, retry_after=answer.retry_after)  # type: ignore[attr-defined]
+    assert [p.rule for p in problems] == ["wait"]
+    assert "states no wait where 30 seconds are enforced" in problems[0]
+
+
+def test_a_quota_text_that_says_come_back_later_is_flagged() -> None:
+    quota = (
+        "The service OpenAI refused /v1/chat because the account's quota or credit for it is "
+        "used up (HTTP 429 Too Many Requests). Use another way, or come back later."
+    )
+    problems = text_problems(quota, retry_after=None)
+    assert [p.rule for p in problems] == ["who acts"]
+    assert "only the user can act" in problems[0]
+    answer = nucleo.http_exception(
+        "OpenAI", "/v1/chat", 429, b'{"error": {"code": "insufficient_quota"}}'
+    )
+    assert text_problems(answer.explain_to_llm(), retry_after=None) == []
+    # A throttle quoting a service's "Quota exceeded" is no quota text: the quote is its words.
+    throttle = nucleo.http_exception(
+        "Google", "/v1/x", 429, b'{"error": {"message": "Quota exceeded for quota metric"}}'
+    )
+    assert text_problems(throttle.explain_to_llm()) == []

@@ -183,7 +183,9 @@ def test_a_recorded_failure_replays_its_real_status_headers_and_body(loopback: s
     response = scenario.outcome(httpx.Request("GET", "https://api.github.com/x"))
     assert response.status_code == 403
     assert response.headers["x-ratelimit-remaining"] == "0"
-    assert "date" not in response.headers
+    # The Date stays, so the epoch reset reads as the 30 minutes the service meant, not as a
+    # time long past by our clock.
+    assert response.headers["date"] == "Tue, 01 Dec 2026 20:14:07 GMT"
     assert "set-cookie" not in response.headers
     assert b"API rate limit exceeded for user ID 1234567" in response.content
     assert scenario.expect.describe() == "UpstreamThrottleException (uncorrectable)"

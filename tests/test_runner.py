@@ -28,6 +28,7 @@ from pytest_nucleo import (
     arun_tool,
     run_tool,
 )
+from pytest_nucleo.testing import text_problems
 
 SECRET = "sk-live-0123456789abcdefABCDEF"
 
@@ -642,6 +643,33 @@ def test_a_signal_not_retried_says_so_without_waits_or_other_attempts(
     assert "waits" not in result.text
     assert "every attempt" not in result.text
     assert result.text == llm_snapshot
+
+
+def test_a_known_wait_is_kept_however_the_retries_end(llm_snapshot: SnapshotAssertion) -> None:
+    # The provider said how long to wait; a text without it leaves the model guessing.
+    not_retried = run_tool(
+        flaky([nucleo.RateLimitRetryException("429", retry_after=20)]),
+        name="search_compounds",
+        clock=FakeClock(),
+        retries=0,
+    )
+    assert isinstance(not_retried.exception, nucleo.RetriesExhaustedException)
+    assert not_retried.exception.retry_after == 20
+    assert not_retried.exception.max_delay is None  # within the cap: not why it ended
+    assert "about 20 seconds" in not_retried.text
+    assert not_retried.text == llm_snapshot(name="not retried")
+    clock = FakeClock()
+    spent = run_tool(
+        flaky([nucleo.RateLimitRetryException("429", retry_after=2) for _ in range(5)]),
+        name="search_compounds",
+        clock=clock,
+        retries=2,
+    )
+    assert clock.sleeps == [2.0, 2.0]
+    assert isinstance(spent.exception, nucleo.RetriesExhaustedException)
+    assert "about 2 seconds" in spent.text
+    assert text_problems(spent.text, retry_after=2) == []
+    assert spent.text == llm_snapshot(name="retries spent")
 
 
 def test_a_signal_wrapped_by_the_helpers_is_still_retried() -> None:

@@ -48,7 +48,9 @@ def test_seconds(value: float, text: str) -> None:
     [
         (0.5, "0.5 seconds"),
         (1, "1 second"),
-        (119.6, "119.6 seconds"),
+        (2.44, "2.4 seconds"),  # to the tenth under ten seconds
+        (118.903, "119 seconds"),  # whole seconds under two minutes
+        (119.6, "120 seconds"),
         (120, "2 minutes"),
         (150, "3 minutes"),  # "about": rounded half up
         (900, "15 minutes"),

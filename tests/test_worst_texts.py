@@ -103,8 +103,8 @@ def test_quotes_carry_words_never_masks_brackets_or_signing_details() -> None:
         "The service Reports bucket refused the tool access to /reports/2026-12.json with its "
         'credentials (HTTP 403 Forbidden). It said: "SignatureDoesNotMatch. The request '
         "signature we calculated does not match the signature you provided. Check your key and "
-        "signing method.\". The tool's credentials or permissions need fixing, not the call; "
-        "tell the user."
+        "signing method.\". Only the user can fix this: tell them the tool's credentials lack "
+        "the permission this needs; the model cannot grant it."
     )
     deep = nucleo.http_exception(
         "Shop API", "/api/orders", 500, b"[" * 100_000 + b"]" * 100_000,

@@ -33,6 +33,7 @@ from pytest_nucleo._text._render import (
 from ._clients import ResponseView, TransportSeen, read_response, transport_failure
 from ._clients._kinds import Transport, transport_exception
 from ._clients._not_json import not_json_exception
+from ._profiles import check_profile, profile_failure
 from ._status import http_exception
 
 if TYPE_CHECKING:
@@ -59,6 +60,10 @@ class _ServiceClientBase:
     """The service's name as the model should read it (``"PubChem"``)."""
     base_url: ClassVar[str]
     """Prefix of every path given to ``request`` / ``get_json``."""
+    profile: ClassVar[str | None] = None
+    """A vendor profile to read the service's answers by (``"github"``, ``"slack"``,
+    ``"stripe"``, ``"aws"``): its own documented rules, after ``classify`` and before the
+    generic ones. See "What services say" in the docs."""
 
     def __init__(self) -> None:
         missing = [
@@ -72,6 +77,7 @@ class _ServiceClientBase:
                 'for example service_name = "PubChem" and base_url = '
                 '"https://pubchem.ncbi.nlm.nih.gov/rest/pug"'
             )
+        check_profile(type(self).profile, type(self).__name__)
 
     def classify(self, response: httpx.Response) -> LLMReadableCheckedException | None:
         """Map a service's quirk: return an exception to raise for ``response``, or None.
@@ -95,6 +101,9 @@ class _ServiceClientBase:
     def _failure(self, response: httpx.Response) -> LLMReadableCheckedException | None:
         """The exception for ``response``, or None when it is a success."""
         failure = self.classify(response)
+        profile = type(self).profile
+        if failure is None and profile is not None:
+            failure = profile_failure(profile, self.service_name, _view(response))
         if failure is None and not response.is_success:
             view = _view(response)
             failure = http_exception(

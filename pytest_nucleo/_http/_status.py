@@ -12,20 +12,22 @@ status           class                          is a
 500 502 503      Http500/502/503Exception       ExternalServiceException
 any other        HttpUnmappedStatusException    ExternalServiceException
 400 401 403 503  HttpThrottledStatusException   UpstreamThrottleException    (body says throttle)
+402              HttpQuotaExhaustedException    ExternalServiceException     (only the user can act)
+400 403 429      HttpQuotaExhaustedException    ExternalServiceException     (body says quota)
 ```
+
+504, 520 to 526 and 529 are ``HttpUnmappedStatusException`` with words of their own
+(:data:`STATUS_WORDS`). The wait comes from every documented dialect (``_waits``).
 """
 
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, cast
-
-import httpx
 
 from pytest_nucleo._exceptions import (
     ExternalServiceException,
@@ -46,66 +48,22 @@ from pytest_nucleo._text._render import (
     fit_to_bound,
     next_step,
     one_line,
+    quota_step,
     seconds,
 )
-from pytest_nucleo._text._secrets import holds_hint
+from pytest_nucleo._text._shapes import error_fields
 
-from ._retry_after import parse_retry_after
+from ._body_rules import (
+    QUOTA_RULE_STATUSES,
+    THROTTLE_RULE_STATUSES,
+    Headers,
+    body_says_quota,
+    body_says_throttled,
+    first_values,
+    headers_say_throttled,
+)
 from ._unseen import UNSEEN_BODY, UNSEEN_HEADERS
-
-Headers = Mapping[str, str] | httpx.Headers | Iterable[tuple[str, str]]
-"""Response headers as a mapping, an ``httpx.Headers``, or (name, value) pairs."""
-
-THROTTLE_PATTERNS: tuple[str, ...] = (
-    r"rate[\s_-]?limit",  # "rate limit", GitHub's "secondary rate limit", rateLimitExceeded
-    r"too[\s_-]?many[\s_-]?requests",  # "Too Many Requests", TooManyRequestsException
-    r"throttl",  # AWS Throttling / ThrottlingException, "throttled"
-    r"slow[\s_-]?down",  # AWS S3 SlowDown, "please slow down"
-    r"reduce your request rate",
-    r"rate exceeded",  # AWS "Rate exceeded"
-    r"quota[\s_-]?exceeded",  # Google quotaExceeded, "quota exceeded"
-    r"(?:daily|user)[\s_-]?limit[\s_-]?exceeded",  # Google dailyLimitExceeded
-    r"request[\s_-]?limit[\s_-]?exceeded",  # AWS RequestLimitExceeded
-    r"abuse[\s_-]?detection",  # GitHub's older secondary limit message
-    r"robot[\s_-]?detect",  # EPO CLIENT.RobotDetected
-    r"are you a robot|not a robot",
-    r"captcha",
-)
-"""What marks a 401/403/503 body as throttling: case-insensitive regexes, any one suffices.
-
-Checked against the first :data:`THROTTLE_SCAN` characters of the body only. A body that says
-no such thing (``"permission denied"``, ``"Bad credentials"``) keeps its status's meaning. A 400
-is read with the stricter :data:`THROTTLE_400_PATTERNS`.
-"""
-
-THROTTLE_400_PATTERNS: tuple[str, ...] = (
-    # AWS error codes as AWS sends them: the value of an XML <Code> or a JSON string (its
-    # "__type" may prefix a namespace and "#"), not a word in a sentence about a field.
-    r"(?:<Code>|[\"#])(?:Throttling|ThrottlingException|ThrottledException|RequestThrottled"
-    r"|RequestLimitExceeded|TooManyRequestsException|SlowDown)(?:</Code>|\")",
-    # Codes other services send as a whole JSON string: "rate_limited", "RATE_LIMIT_EXCEEDED",
-    # Google's "rateLimitExceeded", "too_many_requests".
-    r"(?i:\"(?:rate_?limit(?:ed|_?exceeded)|too_?many_?requests)\")",
-    # Phrases, with spaces or hyphens: with underscores inside a sentence they name fields
-    # ("rate_limited must be true or false").
-    r"(?i:\brate[\s-]?limit(?:ed\b|[\s-](?:exceeded|reached)))",
-    r"(?i:\btoo[\s-]many[\s-]requests)",
-    r"(?i:\brate exceeded)",
-)
-"""What marks a 400 body as throttling. A 400 otherwise tells the model to fix its arguments, and
-its body often names the fields at fault (``"rate_limit must be an integer"``, ``"captcha_token
-is required"``), so only AWS's throttling codes and phrases that say a limit was hit count."""
-
-THROTTLE_SCAN = 4096
-"""Characters at the start of a body that the throttle rule reads."""
-
-THROTTLE_RULE_STATUSES = frozenset({400, 401, 403, 503})
-"""Statuses whose meaning the throttle rule can override (see :data:`THROTTLE_PATTERNS`)."""
-
-_THROTTLE = re.compile("|".join(THROTTLE_PATTERNS), re.IGNORECASE)
-_THROTTLE_400 = re.compile("|".join(THROTTLE_400_PATTERNS))
-# GitHub answers an exhausted primary rate limit with a 403 and this header at 0.
-_REMAINING_HEADERS = ("x-ratelimit-remaining", "ratelimit-remaining")
+from ._waits import HEADERS_READ, body_start, wait_in
 
 # Our own reason phrases: the standard library renamed 413 and 422 in Python 3.13, and a model
 # text must not change with the interpreter.
@@ -325,14 +283,18 @@ class _Carrier(HttpErrorResponse):
         """The model text, and the fields the exception whose meaning this status has keeps
         (its constructor arguments, by name). The quote gets what the length bound leaves."""
         then = self._advice(a)
+        template = self._template(a)
         first = fit_to_bound(
-            lambda name, path: self._text.format(name=name, endpoint=path, status=a.status),
+            lambda name, path: template.format(name=name, endpoint=path, status=a.status),
             a.name,
             a.endpoint,
             BODY_LENGTH_LIMIT - len(then) - 1,
         )
         said = a.said(BODY_LENGTH_LIMIT - len(first) - len(then) - 1)
         return Cleaned(f"{first}{said} {then}"), self._meaning_fields(a)
+
+    def _template(self, a: _Answer) -> str:
+        return self._text
 
     def _advice(self, a: _Answer) -> str:
         return self._then
@@ -343,6 +305,16 @@ class _Carrier(HttpErrorResponse):
 
 class _BadRequest(_Carrier, InvalidInputException):
     """The correctable carriers: the model may change what it sent."""
+
+    _names_fields: ClassVar[bool] = True
+    """Whether the text names the fields the body says are at fault, as what to correct."""
+
+    def _advice(self, a: _Answer) -> str:
+        fields = error_fields(a.body)[:_FIELDS_NAMED] if self._names_fields else ()
+        if not fields:
+            return self._then
+        named = " and ".join(", ".join(f"'{f}'" for f in fields).rsplit(", ", 1))
+        return f"Correct {named}, which the service named as at fault."
 
     def _meaning_fields(self, a: _Answer) -> dict[str, object]:
         return {
@@ -368,6 +340,7 @@ class Http413Exception(_BadRequest):
     """413: the status this class stands for (``status_code`` is the one the server sent)."""
     _text = "The service {name} rejected the request to {endpoint} as too large ({status})."
     _then = "Ask for less: a smaller input, fewer items or a narrower range."
+    _names_fields = False  # what is too large is the whole request
 
 
 class Http422Exception(_BadRequest):
@@ -395,7 +368,10 @@ class Http401Exception(_Refused):
     status = 401
     """401: the status this class stands for (``status_code`` is the one the server sent)."""
     _text = "The service {name} rejected the tool's credentials for {endpoint} ({status})."
-    _then = "The tool's configuration needs fixing, not the call; tell the user."
+    _then = (
+        "Only the user can fix this: tell them the tool needs valid credentials for this "
+        "service; the model cannot supply them."
+    )
 
 
 class Http403Exception(_Refused):
@@ -407,7 +383,10 @@ class Http403Exception(_Refused):
     _text = (
         "The service {name} refused the tool access to {endpoint} with its credentials ({status})."
     )
-    _then = "The tool's credentials or permissions need fixing, not the call; tell the user."
+    _then = (
+        "Only the user can fix this: tell them the tool's credentials lack the permission "
+        "this needs; the model cannot grant it."
+    )
 
 
 class Http404Exception(_Carrier, ResourceNotFoundException):
@@ -496,9 +475,64 @@ class Http503Exception(_ServerError):
 
 
 class HttpUnmappedStatusException(_ServerError):
-    """Any received status without a class of its own (a 3xx not followed, a 418, a 599...)."""
+    """Any received status without a class of its own (a 3xx not followed, a 418, a 599...).
+
+    The statuses with a meaning of their own but no class (504, Cloudflare's 520 to 526,
+    529) say it in words of their own: see :data:`STATUS_WORDS`."""
 
     _text = "The external service {name} answered {endpoint} with an unexpected status ({status})."
+
+    def _template(self, a: _Answer) -> str:
+        return STATUS_WORDS.get(a.status_code, self._text)
+
+
+_GATEWAY = "The gateway in front of the external service {name}"
+STATUS_WORDS: Mapping[int, str] = MappingProxyType(
+    {
+        504: f"{_GATEWAY} timed out waiting for its answer to {{endpoint}} ({{status}}), so the "
+        "service may have acted on the request.",
+        # Cloudflare's own statuses, between its edge and the service behind it:
+        # https://developers.cloudflare.com/support/troubleshooting/http-status-codes/cloudflare-5xx-errors/
+        520: f"{_GATEWAY} got an empty or unreadable answer to {{endpoint}} ({{status}}).",
+        521: f"{_GATEWAY} was refused a connection for {{endpoint}} ({{status}}): the service "
+        "is down or turning connections away.",
+        522: f"{_GATEWAY} could not connect to it in time for {{endpoint}} ({{status}}).",
+        523: f"{_GATEWAY} could not reach it for {{endpoint}} ({{status}}).",
+        524: f"{_GATEWAY} connected but timed out waiting for its answer to {{endpoint}} "
+        "({status}), so the service may have acted on the request.",
+        525: f"{_GATEWAY} could not set up a secure connection to it for {{endpoint}} ({{status}}).",
+        526: f"{_GATEWAY} found its certificate invalid for {{endpoint}} ({{status}}).",
+        # Anthropic's, and others': https://docs.anthropic.com/en/api/errors
+        529: "The external service {name} is overloaded and turning requests away for now: it "
+        "answered {endpoint} with {status}.",
+    }
+)
+"""Status -> the first sentence of its text, for the statuses that mean something of their
+own without a class (they are :class:`HttpUnmappedStatusException`, and external failures)."""
+
+
+class HttpQuotaExhaustedException(_Carrier, ExternalServiceException):
+    """A 402, or a 400, 403 or 429 whose body says a quota or the billing of the account is
+    used up (see :data:`QUOTA_PATTERNS`): waiting does not help, only the user can act.
+    ``status_code`` is the status really sent."""
+
+    _text = (
+        "The service {name} refused {endpoint} because the account's quota or credit for it "
+        "is used up ({status})."
+    )
+    _payment = (
+        "The service {name} refused {endpoint} because a payment is required or was declined "
+        "({status})."
+    )
+
+    def _template(self, a: _Answer) -> str:
+        return self._payment if a.status_code == 402 else self._text
+
+    def _advice(self, a: _Answer) -> str:
+        return quota_step(a.retry_after)
+
+    def _meaning_fields(self, a: _Answer) -> dict[str, object]:
+        return {"service_name": a.service, "error_details": a.details()}
 
 
 _TABLE: dict[int, type[_Carrier]] = {
@@ -519,58 +553,6 @@ HTTP_STATUS_TABLE: Mapping[int, type[HttpErrorResponse]] = MappingProxyType(_TAB
 :class:`HttpUnmappedStatusException`; a 2xx is not a failure."""
 
 
-def _header_values(headers: Headers | None, name: str) -> list[str]:
-    if headers is None:
-        return []
-    if isinstance(headers, httpx.Headers):
-        return headers.get_list(name)
-    pairs = headers.items() if isinstance(headers, Mapping) else headers
-    return [str(value) for key, value in pairs if str(key).lower() == name]
-
-
-# Literal cores of THROTTLE_PATTERNS (and so of THROTTLE_400_PATTERNS, which need one of them
-# too) once case and ASCII separators are removed: every match holds one. On an ASCII prefix,
-# no core present means no pattern can match, and that check runs at C speed, while the regex
-# costs some 20 ns a character; the regex still decides when a core is present.
-# Each core is filed under a mark it holds, a letter prose seldom uses or a word three of them
-# share: one search for the mark (memchr, for a letter) skips the whole group when it is
-# absent, where each core searched for costs about a nanosecond a character. ("x" filed the
-# three "exceeded" cores, and JSON bodies hold many an "x": "max", "index", "context".)
-_THROTTLE_CORE_GROUPS = (
-    (b"m", (b"ratelimit",)),
-    (b"q", (b"toomanyrequests", b"reduceyourrequestrate")),
-    (b"h", (b"throttl",)),
-    (b"w", (b"slowdown",)),
-    (b"exceeded", (b"rateexceeded", b"limitexceeded", b"quotaexceeded")),
-    (b"b", (b"abusedetection", b"robotdetect", b"areyouarobot", b"notarobot")),
-    (b"p", (b"captcha",)),
-)
-_SEPARATORS = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f_-"
-
-
-def body_says_throttled(body: bytes | str | None, *, status: int | None = None) -> bool:
-    """True when the start of ``body`` matches one of :data:`THROTTLE_PATTERNS`, or for
-    ``status=400`` one of the stricter :data:`THROTTLE_400_PATTERNS`."""
-    if not body:
-        return False
-    prefix = body[:THROTTLE_SCAN]
-    raw = prefix if isinstance(prefix, bytes) else prefix.encode("utf-8", "replace")
-    if raw.isascii():
-        squeezed = raw.lower().translate(None, _SEPARATORS)
-        if not holds_hint(squeezed, _THROTTLE_CORE_GROUPS):
-            return False
-    text = prefix.decode("utf-8", "replace") if isinstance(prefix, bytes) else prefix
-    return (_THROTTLE_400 if status == 400 else _THROTTLE).search(text) is not None
-
-
-def _headers_say_throttled(headers: Headers | None) -> bool:
-    return any(
-        value.strip() == "0"
-        for name in _REMAINING_HEADERS
-        for value in _header_values(headers, name)
-    )
-
-
 def http_exception(
     service: str,
     endpoint: str,
@@ -579,14 +561,19 @@ def http_exception(
     headers: Headers | None = None,
     *,
     known: Iterable[str] = (),
+    default_wait: float | None = None,
 ) -> LLMReadableCheckedException:
     """The exception for a received non-2xx response; it is always an :class:`HttpErrorResponse`.
 
     ``endpoint`` may be a full URL: only its path is kept. ``body`` is the raw body (bytes or
-    text); only a bounded excerpt of it is kept. From ``headers`` come Retry-After (as
-    ``retry_after``, via :func:`parse_retry_after`), the content type (to read HTML and the
-    charset) and GitHub-style ``x-ratelimit-remaining``; a Retry-After or a content type sent
-    twice counts by its first value, an ``x-ratelimit-remaining`` by any value of 0.
+    text); only a bounded excerpt of it is kept. From ``headers`` (and the start of the body)
+    comes the wait (as ``retry_after``, via :func:`stated_wait`: every documented dialect),
+    from ``headers`` the content type (to read HTML and the charset) and GitHub-style
+    ``x-ratelimit-remaining``; a header sent twice counts by its first value, an
+    ``x-ratelimit-remaining`` by any value of 0. A 402, or a 400, 403 or 429 whose body says
+    a quota or billing is used up (see :data:`QUOTA_PATTERNS`), gives
+    :class:`HttpQuotaExhaustedException`. ``default_wait`` is the wait a throttle is held for
+    when its answer states none, as a vendor may document (GitHub: a minute).
     ``known`` are values the caller sent (credentials, header and query values): they are
     masked wherever they appear. A 400, 401, 403 or 503 whose body says throttle (see
     :data:`THROTTLE_PATTERNS`, and :data:`THROTTLE_400_PATTERNS` for a 400), or a 401/403 with
@@ -599,9 +586,9 @@ def http_exception(
             "for failures"
         )
     known = tuple(known)
-    retry = _header_values(headers, "retry-after")
-    retry_after = parse_retry_after(retry[0]) if retry else None
-    content_type = next(iter(_header_values(headers, "content-type")), None)
+    read = first_values(headers, _HEADERS_READ)
+    content_type = read.get("content-type")
+    retry_after = wait_in(read, body_start(body), status=status)
     said = _Shown(
         body_excerpt(body, content_type=content_type, known=known),
         len(body or ""),
@@ -609,16 +596,32 @@ def http_exception(
         headers_seen=headers is not UNSEEN_HEADERS,
     )
     shown = _Shown(safe_endpoint(endpoint, known))
+    if status == 402 or (
+        status in QUOTA_RULE_STATUSES and retry_after is None and body_says_quota(body)
+    ):
+        return HttpQuotaExhaustedException(service, shown, said, retry_after, status)
     if status in THROTTLE_RULE_STATUSES and (
         body_says_throttled(body, status=status)
-        or (status in (401, 403) and _headers_say_throttled(headers))
+        or (status in (401, 403) and headers_say_throttled(headers))
     ):
-        return HttpThrottledStatusException(service, shown, said, retry_after, status)
+        return HttpThrottledStatusException(
+            service, shown, said, _or(retry_after, default_wait), status
+        )
+    if status == 429:
+        retry_after = _or(retry_after, default_wait)
     carrier = _TABLE.get(status)
     if carrier is None:
         return HttpUnmappedStatusException(service, shown, said, retry_after, status)
     # Every class in the table is also an LLMReadableCheckedException (a test checks it).
     return cast(LLMReadableCheckedException, carrier(service, shown, said, retry_after))
+
+
+_HEADERS_READ = HEADERS_READ | {"content-type"}
+_FIELDS_NAMED = 3  # more is a list the model cannot act on at once
+
+
+def _or(wait: float | None, default: float | None) -> float | None:
+    return default if wait is None else wait
 
 
 def raise_for_status(

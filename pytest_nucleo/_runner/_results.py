@@ -40,9 +40,11 @@ class RetriesExhaustedException(UncorrectableLLMException):
     or the signal asked for a wait longer than the runner's cap.
 
     ``kind`` is the signal's kind ("rate limit", "overload", "transient error"), ``attempts``
-    how many calls were made, ``retry_after`` the wait the last signal asked for (set only when
-    it exceeded ``max_delay``, the longest the runner waits between attempts). The signal
-    itself is the ``__cause__``; the model never reads it.
+    how many calls were made, ``retry_after`` the wait the last signal asked for (None when it
+    asked for none), ``max_delay`` the longest the runner waits between attempts, set when the
+    call was given up because that wait was longer. The text states the wait the service asked
+    for, however the call ended. The signal itself is the ``__cause__``; the model never reads
+    it.
     """
 
     # Set by the constructor (through _keep); declared so that type checkers see them.
@@ -53,9 +55,9 @@ class RetriesExhaustedException(UncorrectableLLMException):
     attempts: int
     """How many calls were made."""
     retry_after: float | None
-    """The wait the last signal asked for, set only when it exceeded ``max_delay``."""
+    """The wait the last signal asked for, or None."""
     max_delay: float | None
-    """The longest the runner waits between attempts, set with ``retry_after``."""
+    """The longest the runner waits between attempts, set when ``retry_after`` exceeded it."""
 
     def __init__(
         self,
@@ -68,7 +70,7 @@ class RetriesExhaustedException(UncorrectableLLMException):
         name = one_line(component, VALUE_LIMIT)
         what = one_line(kind, VALUE_LIMIT)
         tries = "once" if attempts == 1 else f"{attempts} times"
-        if retry_after is not None and max_delay is not None:
+        if retry_after is not None and max_delay is not None and retry_after > max_delay:
             technical = (
                 f"{name}: {what} signal asked for {seconds(retry_after)}, over the runner's "
                 f"cap of {seconds(max_delay)}, after {attempts} attempt(s)"
@@ -82,13 +84,14 @@ class RetriesExhaustedException(UncorrectableLLMException):
             technical = f"{name}: {what} signal after 1 attempt, no retries allowed"
             text = (
                 f"The tool {name} hit a temporary upstream problem ({what}), and the call was "
-                f"not retried. {next_step(None)}"
+                f"not retried. {next_step(retry_after)}"
             )
         else:
             technical = f"{name}: {what} signal after {attempts} attempt(s), retry budget spent"
             text = (
                 f"The tool {name} hit a temporary upstream problem ({what}) on every attempt: "
-                f"it was tried {tries}, with waits in between, and never succeeded. {next_step(None)}"
+                f"it was tried {tries}, with waits in between, and never succeeded. "
+                f"{next_step(retry_after)}"
             )
         super().__init__(technical, llm_message=text)
         self._keep(

@@ -51,12 +51,11 @@ class _RetryBudget:
         """The wait before the next attempt, or the failure that ends the call: the budget is
         spent, or the signal asks for a wait beyond ``max_backoff`` (never slept: reported)."""
         _warn_of_sdk_retries(name, signal)
-        if attempt >= self.retries:
+        over_cap = signal.retry_after is not None and signal.retry_after > self.max_backoff
+        if attempt >= self.retries or over_cap:
             return self.exhausted(name, signal, attempt + 1)
         delay = min(self.backoff * 2.0**attempt, self.max_backoff)
         if signal.retry_after is not None:
-            if signal.retry_after > self.max_backoff:
-                return self.exhausted(name, signal, attempt + 1, signal.retry_after)
             delay = max(delay, signal.retry_after)
         logger.info(
             "tool %s raised a %s retry signal; attempt %d of %d in %s",
@@ -69,18 +68,13 @@ class _RetryBudget:
         return delay
 
     def exhausted(
-        self,
-        name: str,
-        signal: UpstreamRetryException,
-        attempts: int,
-        retry_after: float | None = None,
+        self, name: str, signal: UpstreamRetryException, attempts: int
     ) -> RetriesExhaustedException:
+        """The failure that ends the call, keeping the wait the last signal asked for."""
+        wait = signal.retry_after
+        over_cap = wait is not None and wait > self.max_backoff
         failure = RetriesExhaustedException(
-            name,
-            signal.kind,
-            attempts,
-            retry_after,
-            self.max_backoff if retry_after is not None else None,
+            name, signal.kind, attempts, wait, self.max_backoff if over_cap else None
         )
         failure.__cause__ = signal
         return failure

@@ -274,12 +274,17 @@ def seconds(value: float) -> str:
 
 
 def duration(value: float) -> str:
-    """A wait as a model reads it at a glance, rounded as "about" allows: seconds under two
-    minutes, whole minutes under an hour, then hours to the half hour (``90`` -> ``"90
+    """A wait as a model reads it at a glance, rounded as "about" allows: seconds to the tenth
+    under ten, whole seconds under two minutes, whole minutes under an hour, then hours to the
+    half hour (``2.44`` -> ``"2.4 seconds"``, ``118.903`` -> ``"119 seconds"``, ``90`` -> ``"90
     seconds"``, ``900`` -> ``"15 minutes"``, ``5400`` -> ``"1.5 hours"``, ``86400`` -> ``"24
     hours"``)."""
-    if value < 120 or not math.isfinite(value):
+    if not math.isfinite(value):
         return seconds(value)
+    if value < 10:  # "2.4 seconds": a tenth of a second still tells a short wait apart
+        return seconds(round(value, 1))
+    if value < 120:
+        return seconds(round(value))
     minutes = int(value / 60 + 0.5)
     if minutes < 60:
         return f"{minutes} minutes"
@@ -306,3 +311,18 @@ def next_step(retry_after: float | None, *, throttled: bool = False, wait_seen: 
         said = "No wait was given" if wait_seen else "No wait is known"
         return f"{said}; use another way or come back later."
     return "Use another way, or come back later."
+
+
+def quota_step(retry_after: float | None) -> str:
+    """The closing sentence of a text about a used-up quota or billing: waiting does not
+    help, so it says who can act (the user) and what to tell them. A wait the service gave
+    is when the quota comes back, stated once."""
+    if retry_after is not None and retry_after >= 1:
+        return (
+            f"It says the quota comes back in about {duration(retry_after)}; until then only "
+            "the user can act (a higher quota, a plan or billing): tell the user."
+        )
+    return (
+        "Waiting will not help: only the user can act (a higher quota, a plan, billing or a "
+        "payment method); tell the user what it said."
+    )

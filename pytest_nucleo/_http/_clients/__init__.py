@@ -24,7 +24,7 @@ from pytest_nucleo._registry import LazyRegistry
 from ._kinds import Transport
 
 if TYPE_CHECKING:
-    from pytest_nucleo._http._status import Headers
+    from pytest_nucleo._http._body_rules import Headers
 
 # The standard library's client: urllib.error, http.client, and the socket's own errors they
 # let out (a read timeout is a bare TimeoutError), which ``_urllib`` tells by where they were

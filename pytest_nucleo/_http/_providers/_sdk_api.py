@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any
 
 from pytest_nucleo._http._clients import read_response
-from pytest_nucleo._http._retry_after import RETRY_AFTER_CAP, parse_retry_after
+from pytest_nucleo._http._waits import stated_wait
 
 from . import ProviderAnswer
 
@@ -73,12 +73,10 @@ class SdkApi:
         if not isinstance(error, dict):
             error = {}
         headers = response.headers
-        retry = headers.get("retry-after")
-        retry_after = parse_retry_after(retry) if retry else None
-        millis = (headers.get("retry-after-ms") or "").strip()
-        if retry_after is None and millis.isascii() and millis.isdigit():
-            # OpenAI's milliseconds: ASCII digits only, as Retry-After itself, and as capped.
-            retry_after = min(int(millis[:16]) / 1000.0, RETRY_AFTER_CAP)
+        # Every dialect a service uses to say "wait" (OpenAI's retry-after-ms among them).
+        retry_after = stated_wait(
+            headers, view.body if view is not None else None, status=int(exc.status_code)
+        )
         return ProviderAnswer(
             self.provider,
             int(exc.status_code),

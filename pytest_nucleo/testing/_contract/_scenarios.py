@@ -27,7 +27,7 @@ from pytest_nucleo import (
     UpstreamThrottleException,
 )
 from pytest_nucleo._causes import iter_chain
-from pytest_nucleo._http._status import THROTTLE_RULE_STATUSES
+from pytest_nucleo._http._body_rules import THROTTLE_RULE_STATUSES
 from pytest_nucleo._runner._tools import run_sync
 from pytest_nucleo._text._render import seconds
 from pytest_nucleo._text._secrets import MASK, redact

@@ -75,8 +75,15 @@ _WAIT = re.compile(
 # A wait stated in minutes or hours is rounded (this package's texts give whole minutes, and
 # hours to the half hour): it agrees with the enforced wait within half of that step.
 _UNIT_SECONDS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
-_ROUNDING = {"second": 0.0, "minute": 30.0, "hour": 900.0}
+_ROUNDING = {"second": 0.5, "minute": 30.0, "hour": 900.0}
 _THROTTLE = re.compile(r"\bthrottl|\blimiting our (?:requests|rate)\b", re.I)
+# A used-up quota or billing: no wait helps, only the user can act.
+_QUOTA = re.compile(
+    r"\b(?:quota|credit|billing|payment)\b[^.]*\b(?:used up|exhausted|required|declined|"
+    r"no \w+ left|too low)\b",
+    re.I,
+)
+_COME_BACK = re.compile(r"\b(?:come|check) back later\b|\btry again later\b|\bwait a while\b", re.I)
 _NO_WAIT = re.compile(r"\bno wait (?:was given|is known)\b", re.I)
 _LOOPBACK = re.compile(
     r"\bservice (?:at )?(?:127(?:\.\d{1,3}){3}|localhost|\[?::1\]?)(?::\d+)?(?=[\s,.:;)]|$)", re.I
@@ -113,6 +120,8 @@ def wording_problems(
     - **empty quote**: a quote of the server is only masked values, or has no letters.
     - **loopback service**: a loopback address (``127.0.0.1``, ``localhost``, ``::1``) named
       as the service.
+    - **who acts**: the text is about a used-up quota or billing, which only the user can
+      fix, yet tells the model to come back later.
     - **internals**: a rate limiter's settings (its nominal rate, its longest wait).
     - **too long**: more than ``body_limit`` characters before the hint line.
     """
@@ -159,6 +168,12 @@ def wording_problems(
             "loopback service",
             f"it names the {match.group(0)!r}: a loopback address names nothing the model "
             "can act on",
+        )
+    if _QUOTA.search(ours) and (match := _COME_BACK.search(ours)):
+        problem(
+            "who acts",
+            f"it is about a used-up quota or billing yet says {match.group(0)!r}: no wait "
+            "helps, only the user can act, so say to tell the user",
         )
     if match := _INTERNALS.search(ours):
         problem("internals", f"it shows the rate limiter's settings ({match.group(0)!r})")

@@ -48,7 +48,9 @@ ERROR_OBJECT = (
 
 # Response headers that change on every call or describe the transfer, not the answer: left
 # out of the replay, so a snapshot does not change when the same failure is recorded again.
-# Set-Cookie carries session secrets.
+# Set-Cookie carries session secrets. The Date stays: a wait stated as a time of day (an epoch
+# reset, a date Retry-After) is read against it, so a replay states the wait the service meant,
+# the same on every run, where our clock would read a recorded reset as long past.
 VOLATILE_HEADERS = frozenset(
     {
         "age",
@@ -56,7 +58,6 @@ VOLATILE_HEADERS = frozenset(
         "connection",
         "content-encoding",
         "content-length",
-        "date",
         "etag",
         "expires",
         "keep-alive",

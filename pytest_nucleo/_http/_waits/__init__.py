@@ -1,0 +1,99 @@
+"""The wait a response states, in every documented dialect, read in one order.
+
+Services say "wait" in many ways: the standard ``Retry-After`` header, milliseconds headers,
+rate-limit reset headers (as an epoch or a delta), duration strings, a field of the JSON body.
+Each dialect is one module here with one function from a :class:`Said` to seconds or None;
+:data:`DIALECTS` lists them in the order they count, the first that states a wait wins.
+
+The order, and why: a header that says "retry after" (in milliseconds first, as it is the more
+precise copy of the same wait) beats a header that says when a limit resets, which beats a
+duration string, and every header beats the body: a header is written by the service's
+gateway for machines, a body field is often an echo of it for people.
+
+Every wait is in ``[0, RETRY_AFTER_CAP]``: a reset in the past is 0 (call now), a wait past
+the cap is the cap. A time of day (an HTTP-date, an epoch) is measured against the response's
+own ``Date`` header when it has one, so a skew between the service's clock and ours changes
+nothing; without one, against ``now``.
+
+Adding a dialect is one module here and one line in :data:`DIALECTS`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from email.utils import parsedate_to_datetime
+
+from pytest_nucleo._http._body_rules import Headers, first_values
+from pytest_nucleo._http._retry_after import RETRY_AFTER_CAP
+
+from . import _body, _durations, _milliseconds, _ratelimit_field, _reset, _retry_after_header
+from ._said import HEADERS_READ, Said
+
+DIALECTS: tuple[Callable[[Said], float | None], ...] = (
+    _milliseconds.wait,  # retry-after-ms, x-ms-retry-after-ms
+    _retry_after_header.wait,  # Retry-After: 30, 2.0, or an HTTP-date
+    _ratelimit_field.wait,  # RateLimit: "default";r=0;t=30 (the IETF fields)
+    _reset.wait,  # x-ratelimit-reset, RateLimit-Reset, ...: an epoch or a delta
+    _durations.wait,  # x-ratelimit-reset-requests: 1m30s (OpenAI)
+    _body.wait,  # {"retry_after": 1.5}, Google's "retryDelay": "43s"
+)
+"""Every dialect, in the order it counts: the first that states a wait wins."""
+
+__all__ = ["DIALECTS", "HEADERS_READ", "Said", "body_start", "stated_wait", "wait_in"]
+
+
+def stated_wait(
+    headers: Headers | None,
+    body: bytes | str | None = None,
+    *,
+    status: int | None = None,
+    now: float | None = None,
+) -> float | None:
+    """Seconds a response asks the caller to wait, in ``[0, RETRY_AFTER_CAP]``, or None when
+    it states no wait; never raises.
+
+    Read from every documented dialect, the first in this order that states one: the
+    ``retry-after-ms`` and ``x-ms-retry-after-ms`` headers, ``Retry-After`` (seconds, decimal
+    seconds or an HTTP-date), the IETF ``RateLimit`` field, the reset headers
+    (``x-ratelimit-reset``, ``x-rate-limit-reset``, ``RateLimit-Reset``,
+    ``x-ratelimit-reset-after``: an epoch or a delta, told apart by size), OpenAI's
+    ``x-ratelimit-reset-requests`` / ``-tokens`` durations, then the body's ``retry_after``,
+    ``retryAfter``, ``retryDelay`` or "Please try again in 2.4s". ``headers`` is a mapping, an ``httpx.Headers`` or
+    (name, value) pairs; ``body`` the raw body (only its start is read); ``status`` lets a
+    reset header count on a 429 that does not say what remains; ``now`` is the current time
+    in epoch seconds (default ``time.time()``), used only when the response has no ``Date``.
+    """
+    return wait_in(first_values(headers, HEADERS_READ), body_start(body), status=status, now=now)
+
+
+def body_start(body: bytes | str | None) -> str:
+    """The start of ``body`` as text: what the body's dialects read."""
+    if not body:
+        return ""
+    start = body[: _body.SCAN]
+    return start.decode("utf-8", "replace") if isinstance(start, bytes) else start
+
+
+def wait_in(
+    headers: dict[str, str], body: str = "", *, status: int | None = None, now: float | None = None
+) -> float | None:
+    """:func:`stated_wait` of headers already read (lower-case name -> first value, for the
+    names in :data:`HEADERS_READ`) and the start of a body as text."""
+    said = Said(headers, body, status, _reference_time(headers, now))
+    for dialect in DIALECTS:
+        wait = dialect(said)
+        if wait is not None:
+            return min(max(wait, 0.0), RETRY_AFTER_CAP)
+    return None
+
+
+def _reference_time(headers: dict[str, str], now: float | None) -> float:
+    """The response's own ``Date`` in epoch seconds, else ``now``, else the current time."""
+    date = headers.get("date")
+    if date is not None and date[:1].isalpha() and len(date) <= 64:
+        try:
+            return parsedate_to_datetime(date).timestamp()  # a date without a zone is UTC
+        except (ValueError, TypeError, IndexError, OverflowError):
+            pass  # a Date that is no date: our clock, then
+    return time.time() if now is None else now
