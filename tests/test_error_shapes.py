@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import pytest_nucleo as nucleo
 from pytest_nucleo._text._excerpt import body_excerpt
 from pytest_nucleo._text._quote import Quote, quote_of, said_of
 from pytest_nucleo._text._secrets import MASK, redact
@@ -554,3 +555,26 @@ def test_markup_the_page_reader_leaves_nothing_of_loses_its_tags_only() -> None:
     # message, so only the tags go.
     body = {"message": "<b>Error code 1020</b>", "errors": ["<i>Access denied</i>"]}
     assert read(body).message == "Error code 1020: Access denied"
+
+
+def test_a_value_under_a_credentials_name_is_not_quoted() -> None:
+    # A one-word message or a code with digits under "password" may be the value, echoed.
+    body = (b'{"message": "Validation failed", "errors": {"password": ["hunter2hunter2"], '
+            b'"email": ["is invalid"]}, "documentation": "https://example.test/docs/errors"}')  # fmt: skip
+    text = nucleo.http_exception("S", "/x", 422, body).explain_to_llm()
+    assert "hunter2hunter2" not in text
+    assert "email: is invalid" in text
+    coded = (
+        b'{"errors": [{"field": "password", "code": "hunter2hunter2"}], "hint": "'
+        + b"x" * 80
+        + b'"}'
+    )
+    assert "hunter2hunter2" not in nucleo.http_exception("S", "/x", 422, coded).explain_to_llm()
+
+
+def test_a_plain_value_in_braces_is_still_masked() -> None:
+    from pytest_nucleo._text._secrets import redact
+
+    assert "hunter2hunter2" not in redact("password: {hunter2hunter2}")
+    assert "abc123def456" not in redact("secret={abc123def456}")
+    assert redact('{"access_token": {"_errors": []}}') == '{"access_token": {"_errors": []}}'

@@ -176,3 +176,22 @@ def test_an_unknown_profile_is_refused_with_the_list() -> None:
 
     with pytest.raises(ValueError, match=r"Typo.profile must be one of 'aws', 'github'"):
         Typo()
+
+
+def test_slack_what_the_request_sent_is_masked_and_the_text_bounded() -> None:
+    class Slack(nucleo.ServiceClient):
+        service_name = "Slack"
+        base_url = BASE
+        profile = "slack"
+
+    token = "custom-Tok3n-abcdef123456"
+    with respx.mock:
+        respx.get(f"{BASE}/api/chat.postMessage").respond(
+            200, json={"ok": False, "error": token,
+                       "response_metadata": {"messages": ["m" * 3000]}}
+        )  # fmt: skip
+        with pytest.raises(nucleo.LLMReadableException) as raised:
+            Slack().get_json("/api/chat.postMessage", params={"token": token})
+    text = raised.value.explain_to_llm()
+    assert token not in text
+    assert len(text) < 600

@@ -124,9 +124,7 @@ def body_says_throttled(body: bytes | str | None, *, status: int | None = None) 
 
 def headers_say_throttled(headers: Headers | None) -> bool:
     return any(
-        value.strip() == "0"
-        for name in _REMAINING_HEADERS
-        for value in header_values(headers, name)
+        _is_zero(value) for name in _REMAINING_HEADERS for value in header_values(headers, name)
     )
 
 
@@ -139,7 +137,7 @@ QUOTA_PATTERNS: tuple[str, ...] = (
     r"(?i:exceeded your current quota)",  # OpenAI's message for insufficient_quota
     r"(?i:credit balance is too low)",  # Anthropic's message for a used-up balance
     r"(?i:reached your (?:specified )?API usage limits?)",  # Anthropic's spend limits
-    r"(?i:(?:not have enough|insufficient) credit)",  # RFC 9457's own out-of-credit example
+    r"(?i:\b(?:not have enough|insufficient) credit\b(?! card))",  # RFC 9457's own example
 )
 """What marks a 400, 403 or 429 body as a used-up quota or billing: waiting does not help, only
 the user can act (a plan, a higher quota, billing). Checked before the throttle rule, against
@@ -176,3 +174,11 @@ def first_values(headers: Headers | None, names: frozenset[str]) -> dict[str, st
         if name in names and name not in found:
             found[name] = str(value)
     return found
+
+
+def _is_zero(value: str) -> bool:
+    """``"0"`` or ``"0.0"``: a remaining count of nothing, as the wait dialects read it."""
+    whole, _, fraction = value.strip().partition(".")
+    return (
+        whole.isascii() and whole.isdigit() and int(whole[:18]) == 0 and fraction.strip("0") == ""
+    )

@@ -23,6 +23,7 @@ any other        HttpUnmappedStatusException    ExternalServiceException
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -112,7 +113,8 @@ class HttpErrorResponse:
     response_body: str
     """A bounded, cleaned, secret-free excerpt of the body (see ``body_excerpt``), never the raw body."""
     retry_after: float | None
-    """Seconds the server asked us to wait (its Retry-After header), or None."""
+    """Seconds the server asked us to wait (in any dialect it said it: see ``stated_wait``),
+    or None."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,10 +312,13 @@ class _BadRequest(_Carrier, InvalidInputException):
     """Whether the text names the fields the body says are at fault, as what to correct."""
 
     def _advice(self, a: _Answer) -> str:
-        fields = error_fields(a.body)[:_FIELDS_NAMED] if self._names_fields else ()
+        found = error_fields(a.body) if self._names_fields else ()
+        # A field's name is the service's words said outside the quote: only a name that
+        # reads as one (no spaces, no sentence) is said.
+        fields = [f"'{f}'" for f in found if _FIELD_NAME.fullmatch(f)][:_FIELDS_NAMED]
         if not fields:
             return self._then
-        named = " and ".join(", ".join(f"'{f}'" for f in fields).rsplit(", ", 1))
+        named = fields[0] if len(fields) == 1 else f"{', '.join(fields[:-1])} and {fields[-1]}"
         return f"Correct {named}, which the service named as at fault."
 
     def _meaning_fields(self, a: _Answer) -> dict[str, object]:
@@ -618,6 +623,7 @@ def http_exception(
 
 _HEADERS_READ = HEADERS_READ | {"content-type"}
 _FIELDS_NAMED = 3  # more is a list the model cannot act on at once
+_FIELD_NAME = re.compile(r"[\w.\[\]/$@-]{1,60}")
 
 
 def _or(wait: float | None, default: float | None) -> float | None:

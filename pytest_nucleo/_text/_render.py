@@ -324,5 +324,5 @@ def quota_step(retry_after: float | None) -> str:
         )
     return (
         "Waiting will not help: only the user can act (a higher quota, a plan, billing or a "
-        "payment method); tell the user what it said."
+        "payment method); tell the user."
     )

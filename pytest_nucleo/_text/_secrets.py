@@ -118,7 +118,7 @@ _PAIR_BODY = r"""
     (?:(?<=\\")[^\\"\n]+  # in an escaped JSON string: up to its \" (or \\\")
       |(?<=")(?:[^"\\\n]|\\.)+  # in a JSON string: up to its closing quote
       |(?<=')[^'\n]+
-      |(?!\{|\[\s*["{\[])[^\s&"',;<>}\]]+  # bare, but not a JSON object or array opening
+      |(?!\{\s*["}]|\[\s*["{\[\]])[^\s&"',;<>}\]]+  # bare, but not a JSON object or array opening
     )
 """
 # The lookahead first checks, without backtracking, that the word at hand is followed by a

@@ -430,6 +430,13 @@ def _phrase(fields: list[str], message: str, code: str) -> str:
     seems to name it: "from" in SendGrid's "The from address ..." is a word, not the field
     ``from.email``."""
     field = ", ".join(fields)
+    if field and _names_a_secret(field):
+        # A one-word message or a code with digits under a credential's name may be the value
+        # itself, echoed: "password": ["hunter2hunter2"]. A sentence or a plain code is not.
+        if message and len(message.split()) == 1:
+            message = MASK
+        if code and not code.replace("_", "").isalpha():
+            code = MASK
     if message:
         return _joined(field, message) if field else message
     if field:
@@ -437,10 +444,15 @@ def _phrase(fields: list[str], message: str, code: str) -> str:
     return code
 
 
+def _names_a_secret(left: str) -> bool:
+    """Whether the masking reads the last word of ``left`` as a credential's name."""
+    words = left.rsplit(None, 1)
+    probe = f"{words[-1] if words else left}: x"
+    return redact(probe) != probe
+
+
 def _joined(left: str, right: str, instead: str = " - ") -> str:
     """``"left: right"``; ``left``, ``instead`` and ``right`` when the masking would read the
     last word of ``left`` as a credential's name and ``right`` as its value: ``"password: The
     password provided is ..."`` would lose its message to a mask, and reads as a leaked secret."""
-    words = left.rsplit(None, 1)
-    probe = f"{words[-1] if words else left}: x"
-    return f"{left}: {right}" if redact(probe) == probe else f"{left}{instead}{right}"
+    return f"{left}{instead}{right}" if _names_a_secret(left) else f"{left}: {right}"

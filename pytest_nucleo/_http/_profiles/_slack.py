@@ -31,6 +31,8 @@ _NOT_PERMITTED = frozenset(
         "team_access_not_granted",
     }
 )  # fmt: skip
+_CODE_LIMIT = 60
+_DETAILS_LIMIT = 200
 _ARGUMENTS = frozenset(
     {
         "invalid_arguments", "invalid_arg_name", "invalid_array_arg", "invalid_charset",
@@ -45,11 +47,12 @@ def classify(service: str, view: ResponseView) -> LLMReadableCheckedException | 
     doc = json_object(view.body)
     if doc is None or doc.get("ok") is not False:
         return None
-    error = text(doc.get("error")) or "unknown_error"
+    # Slack's own codes are short words; anything else is bounded and masked like a quote.
+    error = one_line(text(doc.get("error")), _CODE_LIMIT, view.known) or "unknown_error"
     method = safe_endpoint(view.endpoint, view.known).rpartition("/")[2] or "the method"
     name = one_line(service, VALUE_LIMIT)
     said = f"{name} answered {method} with the error {error}"
-    details = _messages(doc)
+    details = one_line(_messages(doc), _DETAILS_LIMIT, view.known)
     if details:
         said += f" ({details})"
     if error == "ratelimited":
@@ -67,7 +70,7 @@ def classify(service: str, view: ResponseView) -> LLMReadableCheckedException | 
                 "permission this needs; the model cannot grant it."
             ),
         )
-    if error.endswith("_not_found"):
+    if error.endswith("_not_found") and error != "_not_found":
         thing = error.removesuffix("_not_found").replace("_", " ")
         return ResourceNotFoundException(
             thing,

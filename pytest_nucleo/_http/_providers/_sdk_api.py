@@ -73,7 +73,7 @@ class SdkApi:
         if not isinstance(error, dict):
             error = {}
         headers = response.headers
-        # Every dialect a service uses to say "wait" (OpenAI's retry-after-ms among them).
+        # Every dialect a service uses to say "wait" (the retry-after-ms the SDKs read among them).
         retry_after = stated_wait(
             headers, view.body if view is not None else None, status=int(exc.status_code)
         )

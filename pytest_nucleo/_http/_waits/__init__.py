@@ -15,13 +15,15 @@ the cap is the cap. A time of day (an HTTP-date, an epoch) is measured against t
 own ``Date`` header when it has one, so a skew between the service's clock and ours changes
 nothing; without one, against ``now``.
 
-Adding a dialect is one module here and one line in :data:`DIALECTS`.
+Adding a dialect is one module here and one line in :data:`DIALECTS` (and, for a header of
+its own, its name in :data:`HEADERS_READ`, the headers read from a response).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import UTC
 from email.utils import parsedate_to_datetime
 
 from pytest_nucleo._http._body_rules import Headers, first_values
@@ -72,7 +74,7 @@ def body_start(body: bytes | str | None) -> str:
     if not body:
         return ""
     start = body[: _body.SCAN]
-    return start.decode("utf-8", "replace") if isinstance(start, bytes) else start
+    return start if isinstance(start, str) else bytes(start).decode("utf-8", "replace")
 
 
 def wait_in(
@@ -84,7 +86,8 @@ def wait_in(
     for dialect in DIALECTS:
         wait = dialect(said)
         if wait is not None:
-            return min(max(wait, 0.0), RETRY_AFTER_CAP)
+            # NaN compares false both ways, so max() and min() would let it through.
+            return min(max(wait, 0.0), RETRY_AFTER_CAP) if wait == wait else None
     return None
 
 
@@ -93,7 +96,17 @@ def _reference_time(headers: dict[str, str], now: float | None) -> float:
     date = headers.get("date")
     if date is not None and date[:1].isalpha() and len(date) <= 64:
         try:
-            return parsedate_to_datetime(date).timestamp()  # a date without a zone is UTC
+            when = parsedate_to_datetime(date)
+            seconds = (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
         except (ValueError, TypeError, IndexError, OverflowError):
-            pass  # a Date that is no date: our clock, then
-    return time.time() if now is None else now
+            seconds = None  # a Date that is no date: our clock, then
+        if seconds is not None and _EPOCH_RANGE[0] <= seconds <= _EPOCH_RANGE[1]:
+            return seconds
+    if now is not None and _EPOCH_RANGE[0] <= now <= _EPOCH_RANGE[1]:  # also refuses NaN
+        return now
+    return time.time()
+
+
+# Times a datetime can hold (years 1 to 9999, with a day's margin for any zone): a Date or a
+# ``now`` outside them would make reading an HTTP-date raise.
+_EPOCH_RANGE = (-62_135_596_800.0 + 86_400, 253_402_300_799.0 - 86_400)

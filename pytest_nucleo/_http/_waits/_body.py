@@ -28,6 +28,8 @@ _TRY_AGAIN = re.compile(r"[Pp]lease try again in ((?:\d{1,9}(?:\.\d{1,9})?(?:ms|
 
 
 def wait(said: Said) -> float | None:
+    if not said.throttled:
+        return None
     start = said.body[:SCAN]
     # Each pattern runs only when its literal is there: a search for it costs next to nothing,
     # and most error bodies hold neither.

@@ -34,6 +34,8 @@ def duration(text: str) -> float | None:
 
 
 def wait(said: Said) -> float | None:
+    if not said.throttled:
+        return None
     hit = []
     for kind in _KINDS:
         value = said.headers.get(f"x-ratelimit-reset-{kind}")

@@ -1,4 +1,5 @@
-"""``retry-after-ms`` (OpenAI, Azure OpenAI) and ``x-ms-retry-after-ms`` (Azure Cosmos DB):
+"""``retry-after-ms`` (Azure OpenAI; OpenAI's SDKs read it too) and ``x-ms-retry-after-ms``
+(Azure Cosmos DB):
 the wait in milliseconds, the more precise copy of a ``Retry-After`` sent beside it.
 
 Azure OpenAI: https://learn.microsoft.com/en-us/azure/ai-foundry/openai/quotas-limits

@@ -14,7 +14,7 @@ _MAX_ITEMS = 16  # a field lists a few policies; more is not worth reading
 
 def wait(said: Said) -> float | None:
     value = said.headers.get("ratelimit")
-    if value is None:
+    if value is None or not said.throttled:
         return None
     waits = []
     for item in value.split(",")[:_MAX_ITEMS]:

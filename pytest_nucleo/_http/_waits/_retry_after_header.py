@@ -21,6 +21,7 @@ def wait(said: Said) -> float | None:
     seconds = decimal(value)
     if seconds is not None:
         return seconds
-    # A date is read against the response's own Date (see the package's docstring).
+    # A date is read against the response's own Date (see the package's docstring), which is
+    # within the years a datetime holds.
     when = datetime.fromtimestamp(said.now, UTC)
     return parse_retry_after(value, cap=RETRY_AFTER_CAP, now=when)

@@ -22,9 +22,18 @@ class Said(NamedTuple):
         value = self.headers.get(name)
         return None if value is None else decimal(value)
 
+    @property
+    def throttled(self) -> bool:
+        """Whether the status may be a throttle's (403, 429, a 5xx, or not known): a reset
+        header or a body field on another answer (GitHub sends its reset on every one, a 400
+        may echo a request's ``retry_after``) states no wait."""
+        return self.status is None or self.status in (403, 429) or self.status >= 500
+
     def exhausted(self, remaining: str) -> bool:
-        """Whether a reset header counts as a wait: its ``remaining`` header says 0, or the
-        response is a 429 that does not say what remains."""
+        """Whether a reset header counts as a wait: the answer may be a throttle's, and its
+        ``remaining`` header says 0, or it is a 429 that does not say what remains."""
+        if not self.throttled:
+            return False
         left = self.headers.get(remaining)
         if left is None:
             return self.status == 429
