@@ -274,6 +274,7 @@ def test_every_class_of_the_failure_set_has_a_retryable_entry() -> None:
         (nucleo.JobCancelledException(), False, False),
         (nucleo.CorrectableRuntimeLLMException("try another"), True, False),
         (nucleo.QuotaExhaustedException("openai", "acme"), False, False),
+        (nucleo.http_exception("Shop", "/orders", 402, b"card declined"), False, False),
     ],
     ids=lambda value: type(value).__name__ if isinstance(value, Exception) else str(value),
 )

@@ -108,6 +108,7 @@ from pytest_nucleo._http._status import (
     Http500Exception,
     Http502Exception,
     Http503Exception,
+    HttpQuotaExhaustedException,
     HttpThrottledStatusException,
     HttpUnmappedStatusException,
 )
@@ -175,6 +176,7 @@ RETRYABLE: Mapping[type[LLMReadableException], bool] = {
     ContextOverflowException: False,
     PromptNotFoundException: False,
     QuotaExhaustedException: False,
+    HttpQuotaExhaustedException: False,  # a used-up quota or a declined payment: the user acts
     SpendCapExceededException: False,
     ModelNotFoundException: False,
     ProviderRefusalException: False,
