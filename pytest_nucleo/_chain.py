@@ -74,15 +74,23 @@ def _detached(found: E) -> E:
 def foreign_failure(
     member: BaseException, component: str, service: str | None = None
 ) -> LLMReadableException | UpstreamRetryException | None:
-    """What one exception of a provider SDK or an HTTP client means, or None for any other.
+    """What one exception of a provider SDK, another SDK or an HTTP client means, or None for
+    any other.
 
-    Each is recognised by the package its class comes from, through the provider and client
-    registries, which import a client's support only once one of its exceptions exists.
+    Each is recognised by the package its class comes from, through the provider, SDK and
+    client registries (asked in that order), which import a package's support only once one of
+    its exceptions exists. An SDK's own exception for an answer (botocore's ``ClientError``,
+    slack_sdk's ``SlackApiError``) reads as that answer would.
     """
     from ._http._clients._recognise import client_failure
     from ._http._providers._rules import from_provider_error
+    from ._http._sdks._failure import sdk_failure
 
-    return from_provider_error(member) or client_failure(member, component, service)
+    return (
+        from_provider_error(member)
+        or sdk_failure(member, component, service)
+        or client_failure(member, component, service)
+    )
 
 
 def recognise_foreign(

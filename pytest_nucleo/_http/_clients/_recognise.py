@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pytest_nucleo._exceptions import LLMReadableCheckedException
 
-from . import ResponseView, UndecodedAnswer, transport_failure
+from . import ResponseView, Seen, UndecodedAnswer, transport_failure
 from ._kinds import host_of, service_host, transport_exception
 
 
@@ -19,8 +19,15 @@ def client_failure(
     userinfo, port or query. The result's cause is ``exc``.
     """
     seen = transport_failure(exc)
-    if seen is None:
-        return None
+    return None if seen is None else seen_failure(seen, exc, component, service)
+
+
+def seen_failure(
+    seen: Seen, exc: BaseException, component: str, service: str | None = None
+) -> LLMReadableCheckedException | None:
+    """The failure ``seen`` means, read from ``exc`` (see :func:`client_failure` for the name
+    it gets); None for a 2xx answer. The SDK seam (``_sdks``) sorts its readings here too,
+    once their vendor's profile has had its say."""
     failure: LLMReadableCheckedException
     if isinstance(seen, UndecodedAnswer):
         from ._not_json import not_json_exception
@@ -34,13 +41,13 @@ def client_failure(
 
         if 200 <= seen.status <= 299:
             return None
-        # With no name and no public host, the text names the caller, as for a transport
-        # failure: "The external service called by get_order ...".
-        named = (
-            service or service_host(seen.host or host_of(seen.endpoint)) or f"called by {component}"
-        )
         failure = http_exception(
-            named, seen.endpoint, seen.status, seen.body, seen.headers, known=seen.known
+            answer_name(seen, component, service),
+            seen.endpoint,
+            seen.status,
+            seen.body,
+            seen.headers,
+            known=seen.known,
         )
     else:
         called = service or service_host(seen.host or host_of(seen.url))
@@ -50,3 +57,10 @@ def client_failure(
         )  # fmt: skip
     failure.__cause__ = exc
     return failure
+
+
+def answer_name(view: ResponseView, component: str, service: str | None = None) -> str:
+    """The name a text gives the service that answered ``view``: ``service`` when given, else
+    the host, else "called by ``component``" (a loopback host names nothing: "The external
+    service called by get_order ...")."""
+    return service or service_host(view.host or host_of(view.endpoint)) or f"called by {component}"

@@ -1,6 +1,7 @@
 """AWS: the error's ``Code`` says what a status alone does not. Several APIs answer a bad or
 expired credential, and a missing resource, with a 400 that the generic reading would take
-for a malformed request the model could fix.
+for a malformed request the model could fix; and a throttle comes under a 400, a 503 or a 429
+with a code of its own, which the generic rules know only in part.
 
 The code comes from an XML ``<Code>`` (S3 and the query APIs) or a JSON ``__type`` / ``code``
 (the JSON APIs, whose ``__type`` may carry a namespace before a ``#``).
@@ -11,15 +12,20 @@ https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/CommonErrors.html
 
 from __future__ import annotations
 
+import html
 import re
 
 from pytest_nucleo._exceptions import (
     LLMReadableCheckedException,
     ResourceNotFoundException,
     UnauthorizedException,
+    UpstreamThrottleException,
 )
 from pytest_nucleo._http._clients import ResponseView
-from pytest_nucleo._text._excerpt import safe_endpoint
+from pytest_nucleo._http._status import HttpThrottledStatusException, http_exception
+from pytest_nucleo._http._waits import stated_wait
+from pytest_nucleo._text._excerpt import body_excerpt, safe_endpoint
+from pytest_nucleo._text._render import VALUE_LIMIT, one_line
 
 from ._json_error import json_object, text
 
@@ -30,21 +36,75 @@ _CREDENTIALS = frozenset(
         "IncompleteSignature", "MissingAuthenticationToken",
     }
 )  # fmt: skip
+# The codes the AWS SDKs retry as throttling, on whatever status they come (botocore's
+# standard retry mode, ThrottledRetryableChecker, and the legacy mode's _retry.json):
+# https://github.com/boto/botocore/blob/develop/botocore/retries/standard.py
+# https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html
+THROTTLING_CODES = frozenset(
+    {
+        "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException",
+        "TooManyRequestsException", "ProvisionedThroughputExceededException",
+        "TransactionInProgressException", "RequestLimitExceeded", "BandwidthLimitExceeded",
+        "LimitExceededException", "RequestThrottled", "SlowDown", "PriorRequestNotComplete",
+        "EC2ThrottledException",
+    }
+)  # fmt: skip
 _NOT_FOUND = re.compile(r"^(?:NoSuch\w+|ResourceNotFoundException|\w+NotFound(?:Exception)?)$")
 _XML_CODE = re.compile(rb"<Code>([A-Za-z.]{1,80})</Code>")
+_XML_MESSAGE = re.compile(rb"<Message>([^<]{1,1000})</Message>")
+_MESSAGE_LIMIT = 200
 
 
 def classify(service: str, view: ResponseView) -> LLMReadableCheckedException | None:
+    code = _code(view.body)
+    if code in THROTTLING_CODES:
+        return _throttle(service, view)
     if view.status != 400:  # other statuses already mean what their code says
         return None
-    code = _code(view.body)
     if code in _CREDENTIALS:
         return UnauthorizedException(service, f"AWS answered with the error code {code}")
     if _NOT_FOUND.match(code):
-        return ResourceNotFoundException(
-            "resource", safe_endpoint(view.endpoint, view.known) or "(the path called)"
-        )
+        where = safe_endpoint(view.endpoint, view.known) or "(the path called)"
+        if where.startswith("/"):
+            return ResourceNotFoundException("resource", where)
+        return _not_found_by(service, where, code, view)
     return None
+
+
+def _throttle(service: str, view: ResponseView) -> LLMReadableCheckedException:
+    """A throttle, keeping the status AWS sent: as the generic rules read it where they know
+    the code (the same exception), else as they would read a throttle's body."""
+    failure = http_exception(
+        service, view.endpoint, view.status, view.body, view.headers, known=view.known
+    )
+    if isinstance(failure, UpstreamThrottleException):
+        return failure
+    return HttpThrottledStatusException(
+        service,
+        safe_endpoint(view.endpoint, view.known),
+        body_excerpt(view.body, content_type=_content_type(view), known=view.known),
+        stated_wait(view.headers, view.body, status=view.status),
+        view.status,
+    )
+
+
+def _not_found_by(
+    service: str, operation: str, code: str, view: ResponseView
+) -> ResourceNotFoundException:
+    """A missing resource named by an operation rather than a path (the reading of botocore's
+    ``ClientError``: its JSON APIs send every operation to "/"): what AWS said names it."""
+    name = one_line(service, VALUE_LIMIT)
+    said = one_line(_message(view.body), _MESSAGE_LIMIT, view.known)
+    quoted = f', saying "{said.rstrip(".")}"' if said else ""
+    return ResourceNotFoundException(
+        "resource",
+        operation,
+        llm_message=(
+            f"{name} found no resource for the call {operation}: it answered {code}{quoted}. "
+            "Check the identifier given, try another one, or use another tool to find the "
+            "right one."
+        ),
+    )
 
 
 def _code(body: bytes) -> str:
@@ -55,3 +115,19 @@ def _code(body: bytes) -> str:
     if doc is None:
         return ""
     return (text(doc.get("__type")) or text(doc.get("code"))).rpartition("#")[2]
+
+
+def _message(body: bytes) -> str:
+    found = _XML_MESSAGE.search(body[:4096])
+    if found:
+        return html.unescape(found.group(1).decode("utf-8", "replace"))
+    doc = json_object(body)
+    if doc is None:
+        return ""
+    return text(doc.get("message")) or text(doc.get("Message"))
+
+
+def _content_type(view: ResponseView) -> str | None:
+    headers = view.headers
+    pairs = headers.items() if hasattr(headers, "items") else headers
+    return next((str(v) for k, v in pairs if str(k).lower() == "content-type"), None)
