@@ -699,7 +699,7 @@ def test_something_that_is_no_response_is_a_clear_type_error(bad: object) -> Non
     with pytest.raises(
         TypeError,
         match=r"raise_for_response\(\) takes a response of one of the clients httpx, httpx2, "
-        r"requests, urllib3, aiohttp, urllib .*got a value of type",
+        r"requests, urllib3, aiohttp, httplib2, urllib .*got a value of type",
     ):
         nucleo.raise_for_response("Shop API", bad)
 

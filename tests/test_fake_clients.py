@@ -1,11 +1,13 @@
 """One route table, every client: each outcome of FakeUpstream through httpx, httpx2, requests,
-aiohttp and the standard library's urllib (sync and async where the client has both), each
-raising its own exceptions (urllib's own cases: tests/test_fake_urllib.py)."""
+aiohttp, the standard library's urllib, urllib3 and httplib2 (sync and async where the client
+has both), each raising its own exceptions (each client's own cases: tests/test_fake_urllib.py,
+tests/test_fake_urllib3.py, tests/test_fake_httplib2.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import json
 import pickle
 import subprocess
@@ -22,6 +24,7 @@ import httpx
 import httpx2
 import pytest
 import requests
+import urllib3
 from _tls import TLS
 from syrupy.assertion import SnapshotAssertion
 
@@ -35,6 +38,7 @@ from pytest_nucleo.testing import (
     timeout,
 )
 from pytest_nucleo.testing._fake._json_body import json_body
+from tests._nested_runs import UNUSED_PLUGINS
 
 URL = "https://api.upstream.example/items/42"
 
@@ -99,6 +103,27 @@ def _urllib(method: str, url: str, **kwargs: Any) -> Answer:
         return Answer(error.code, {k.lower(): v for k, v in error.headers.items()}, text)
 
 
+def _urllib3(method: str, url: str, **kwargs: Any) -> Answer:
+    body = json.dumps(kwargs["json"]).encode() if "json" in kwargs else None
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    # No retries: each failure is urllib3's own, not the MaxRetryError its retries end in.
+    r = urllib3.PoolManager().request(
+        method, url, body=body, headers={**headers, **kwargs.get("headers", {})}, retries=False
+    )
+    return Answer(r.status, {k.lower(): v for k, v in r.headers.items()}, r.data.decode())
+
+
+def _httplib2(method: str, url: str, **kwargs: Any) -> Answer:
+    import httplib2
+
+    body = json.dumps(kwargs["json"]) if "json" in kwargs else None
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    r, content = httplib2.Http().request(
+        url, method, body=body, headers={**headers, **kwargs.get("headers", {})}
+    )
+    return Answer(r.status, dict(r), content.decode())
+
+
 CLIENTS: dict[str, Send] = {
     "httpx": _httpx_sync(httpx),
     "httpx-async": _httpx_async(httpx),
@@ -107,7 +132,11 @@ CLIENTS: dict[str, Send] = {
     "requests": _requests,
     "aiohttp": _aiohttp,
     "urllib": _urllib,
+    "urllib3": _urllib3,
 }
+# httplib2 comes with the google-api extra; without it, its own module's tests skip saying so.
+if importlib.util.find_spec("httplib2") is not None:
+    CLIENTS["httplib2"] = _httplib2
 FAMILY = {
     "httpx": "httpx",
     "httpx-async": "httpx",
@@ -116,6 +145,8 @@ FAMILY = {
     "requests": "requests",
     "aiohttp": "aiohttp",
     "urllib": "urllib",
+    "urllib3": "urllib3",
+    "httplib2": "httplib2",
 }
 
 # The exception each client raises for each transport failure, by the outcome's description.
@@ -126,6 +157,8 @@ EXPECTED: dict[str, dict[str, type[BaseException]]] = {
         "requests": requests.ReadTimeout,
         "aiohttp": aiohttp.SocketTimeoutError,
         "urllib": TimeoutError,
+        "urllib3": urllib3.exceptions.ReadTimeoutError,
+        "httplib2": TimeoutError,
     },
     "connection refused": {
         "httpx": httpx.ConnectError,
@@ -133,6 +166,8 @@ EXPECTED: dict[str, dict[str, type[BaseException]]] = {
         "requests": requests.ConnectionError,
         "aiohttp": aiohttp.ClientConnectorError,
         "urllib": urllib.error.URLError,
+        "urllib3": urllib3.exceptions.NewConnectionError,
+        "httplib2": ConnectionRefusedError,
     },
     "connect timeout": {
         "httpx": httpx.ConnectTimeout,
@@ -140,6 +175,8 @@ EXPECTED: dict[str, dict[str, type[BaseException]]] = {
         "requests": requests.ConnectTimeout,
         "aiohttp": aiohttp.ConnectionTimeoutError,
         "urllib": urllib.error.URLError,
+        "urllib3": urllib3.exceptions.ConnectTimeoutError,
+        "httplib2": TimeoutError,
     },
     "write timeout": {
         "httpx": httpx.WriteTimeout,
@@ -147,6 +184,8 @@ EXPECTED: dict[str, dict[str, type[BaseException]]] = {
         "requests": requests.ConnectionError,
         "aiohttp": aiohttp.SocketTimeoutError,
         "urllib": urllib.error.URLError,
+        "urllib3": urllib3.exceptions.ProtocolError,
+        "httplib2": TimeoutError,
     },
     "pool timeout": {
         "httpx": httpx.PoolTimeout,
@@ -154,6 +193,8 @@ EXPECTED: dict[str, dict[str, type[BaseException]]] = {
         "requests": requests.ConnectionError,
         "aiohttp": aiohttp.ConnectionTimeoutError,
         "urllib": urllib.error.URLError,
+        "urllib3": urllib3.exceptions.EmptyPoolError,
+        "httplib2": TimeoutError,
     },
     "server disconnected": {
         "httpx": httpx.RemoteProtocolError,
@@ -161,6 +202,8 @@ EXPECTED: dict[str, dict[str, type[BaseException]]] = {
         "requests": requests.ConnectionError,
         "aiohttp": aiohttp.ServerDisconnectedError,
         "urllib": RemoteDisconnected,
+        "urllib3": urllib3.exceptions.ProtocolError,
+        "httplib2": RemoteDisconnected,
     },
     "connection reset": {
         "httpx": httpx.ReadError,
@@ -168,6 +211,8 @@ EXPECTED: dict[str, dict[str, type[BaseException]]] = {
         "requests": requests.ConnectionError,
         "aiohttp": aiohttp.ClientOSError,
         "urllib": ConnectionResetError,
+        "urllib3": urllib3.exceptions.ProtocolError,
+        "httplib2": ConnectionResetError,
     },
 }
 
@@ -514,3 +559,62 @@ def test_a_fake_upstream_loads_only_the_clients_already_imported() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=False
     )
     assert result.stdout.splitlines() == ["[]", "204"], result.stderr
+
+
+@pytest.mark.slow
+def test_a_client_whose_mocking_library_is_missing_breaks_no_other_test(
+    pytester: pytest.Pytester,
+) -> None:
+    # As with only pytest-nucleo[pytest,langchain] installed: langchain brings requests, not
+    # responses. The other clients' fakes start; requests' and aiohttp's requests are refused
+    # with the extra to install, even when the tool swallows the error.
+    pytester.makeconftest(
+        """
+        import sys
+
+        sys.modules["responses"] = None  # imports of them fail, as when not installed
+        sys.modules["aioresponses"] = None
+        """
+    )
+    pytester.makepyfile(
+        """
+        import asyncio
+
+        import aiohttp
+        import httpx
+        import pytest
+        import requests
+
+        URL = "https://api.upstream.example/items/1"
+
+        def test_httpx(fake_upstream):
+            fake_upstream.get(URL).respond(200, text="faked")
+            assert httpx.get(URL).text == "faked"
+
+        def test_requests(fake_upstream):
+            with pytest.raises(AssertionError, match="pytest-nucleo\\\\[requests\\\\]"):
+                requests.get(URL, timeout=5)
+
+        def test_aiohttp_swallowed(fake_upstream):
+            async def go():
+                async with aiohttp.ClientSession() as session:
+                    try:
+                        await session.get(URL)
+                    except Exception:
+                        pass
+
+            asyncio.run(go())
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", *UNUSED_PLUGINS, "-p", "no:xdist"
+    )
+    result.assert_outcomes(passed=1, failed=2)
+    for client, mock in (("requests", "responses"), ("aiohttp", "aioresponses")):
+        result.stdout.fnmatch_lines(
+            [
+                f"fake_upstream cannot fake {client}: {mock}, the library that fakes it, is not "
+                f"installed, so this request was not sent. pip install 'pytest-nucleo[{client}]' "
+                f"brings it; tests that do not call through {client} run as they are."
+            ]
+        )

@@ -7,17 +7,21 @@ whatever network the machine has.
 
 from __future__ import annotations
 
+import importlib.util
+import ipaddress
 import socket
 from typing import Any
 
 import pytest
 
 from pytest_nucleo.testing._fake import _guard as _network
-from pytest_nucleo.testing._fake import _refusal
+from pytest_nucleo.testing._fake import _names, _refusal
 
 # The clients the fake answers, as the messages list them.
 _NAMES = _network._faked_clients()
 CLIENTS = ", ".join(_NAMES[:-1]) + " and " + _NAMES[-1]
+# The fake's addresses as fnmatch sees them: the first names looked up get the first addresses.
+FAKE_ADDRESS = ".".join(str(_names.FAKE_NETWORK.network_address).split(".")[:3]) + ".*"
 
 
 @pytest.fixture
@@ -333,7 +337,7 @@ def test_a_routed_host_resolves_to_an_address_only_the_fake_answers(
         import httpx
         import pytest
 
-        FAKE_NETWORK = ipaddress.ip_network("100.64.0.0/10")
+        from pytest_nucleo.testing._fake._names import FAKE_NETWORK
 
         def fetch(url):
             # As a fetch tool guarding against server-side request forgery does: resolve the
@@ -382,13 +386,15 @@ def test_a_routed_host_resolves_to_an_address_only_the_fake_answers(
     ):
         result.stdout.fnmatch_lines(
             [
-                "pytest-nucleo blocked a connection to 100.64.0.*:443 by the code under test "
-                f"({module}:{line}, in {function}): tests do not reach the network. The fake "
-                "upstream gave this address to docs.example, which its routes name (GET "
+                f"pytest-nucleo blocked a connection to {FAKE_ADDRESS}:443 by the code under "
+                f"test ({module}:{line}, in {function}): tests do not reach the network. The "
+                "fake upstream gave this address to docs.example, which its routes name (GET "
                 "https://docs.example/page -> respond 200), and only the fake answers it: the "
                 "code under test opened the connection itself, and the fake answers only "
-                f"requests sent with {CLIENTS}. See pytest-nucleo's docs, \"The network "
-                'guard" (https://pytest-nucleo.github.io/pytest-nucleo/how-to/fake-upstream/#the-network-guard).'
+                f"requests sent with {CLIENTS}: send HTTP with one of them, or, for another "
+                "protocol on a raw socket, serve its peer on 127.0.0.1 (socketserver). See "
+                'pytest-nucleo\'s docs, "The network guard" '
+                "(https://pytest-nucleo.github.io/pytest-nucleo/how-to/fake-upstream/#the-network-guard)."
             ]
         )
     # The last test's lookup went on to the (stand-in) resolver, the fake having stopped.
@@ -454,7 +460,9 @@ def test_a_route_for_an_address_is_named_not_advised(
             "(test_a_route_for_an_address_is_named_not_advised.py:9, in test_it): tests do not "
             "reach the network. The fake upstream has a route for 203.0.113.5 (GET "
             "http://203.0.113.5:8080/status -> respond 200), but the code under test opened the "
-            f"connection itself, and the fake answers only requests sent with {CLIENTS}. See *"
+            f"connection itself, and the fake answers only requests sent with {CLIENTS}: send "
+            "HTTP with one of them, or, for another protocol on a raw socket, serve its peer on "
+            "127.0.0.1 (socketserver). See *"
         ]
     )
     assert "Add one" not in result.stdout.str()
@@ -475,7 +483,9 @@ def test_addresses_and_local_names_resolve_as_themselves_even_when_routed(
             upstream.get("http://docs.example/x").respond(200)
             assert socket.getaddrinfo("127.0.0.1", 9)[0][4][0] == "127.0.0.1"
             assert socket.gethostbyname("localhost") in ("127.0.0.1", "::1")
-            assert socket.gethostbyname("docs.example").startswith("100.")
+            assert ipaddress.ip_address(socket.gethostbyname("docs.example")) in (
+                _names.FAKE_NETWORK
+            )
         assert guard.take() == []
     finally:
         guard.end()
@@ -483,20 +493,21 @@ def test_addresses_and_local_names_resolve_as_themselves_even_when_routed(
     assert below_guard == []
 
 
-def test_a_client_the_fake_does_not_answer_is_named(
+def test_a_library_the_fake_does_not_reach_is_named_with_why_and_its_usual_fake(
     pytester: pytest.Pytester, below_guard: list[str]
 ) -> None:
     pytester.makepyfile(
         """
+        import smtplib
+
         import httpx
-        import urllib3
 
         def test_it(fake_upstream):
             fake_upstream.get("https://docs.example/page").respond(200)
             httpx.get("https://docs.example/page")
             try:
-                urllib3.PoolManager().request("GET", "https://docs.example/page", retries=False)
-            except urllib3.exceptions.HTTPError:
+                smtplib.SMTP("docs.example", 465, timeout=5)
+            except OSError:
                 pass
         """
     )
@@ -504,13 +515,41 @@ def test_a_client_the_fake_does_not_answer_is_named(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "pytest-nucleo blocked a connection to 100.64.0.*:443 by urllib3: tests do not "
-            "reach the network. The fake upstream gave this address to docs.example, which its "
-            "routes name (GET https://docs.example/page -> respond 200), and only the fake "
-            "answers it: urllib3 is not a client the fake answers "
-            f"({CLIENTS}): call the upstream with one of them. See *"
+            f"pytest-nucleo blocked a connection to {FAKE_ADDRESS}:465 by smtplib: tests do "
+            "not reach the network. The fake upstream gave this address to docs.example, which "
+            "its routes name (GET https://docs.example/page -> respond 200), and only the fake "
+            f"answers it: smtplib is not a client the fake answers ({CLIENTS}): mail is not "
+            "HTTP; serve SMTP on 127.0.0.1 (aiosmtpd), or mock smtplib.SMTP where the tool "
+            "calls it. See *"
         ]
     )
+    assert below_guard == []
+
+
+def test_urllib3_and_httplib2_are_clients_the_fake_answers(
+    pytester: pytest.Pytester, below_guard: list[str]
+) -> None:
+    # botocore calls urllib3's pools, google-api-python-client httplib2's connections: both
+    # were refused by the guard once, which named them clients the fake does not answer.
+    assert {"urllib3", "httplib2"} <= set(_NAMES)
+    calls = [
+        "import urllib3",
+        "answer = urllib3.PoolManager().request('GET', 'https://docs.example/page')",
+        "assert (answer.status, answer.data) == (200, b'hello')",
+    ]
+    if importlib.util.find_spec("httplib2") is not None:  # the google-api extra's
+        calls += [
+            "import httplib2",
+            "response, content = httplib2.Http().request('https://docs.example/page')",
+            "assert (response.status, content) == (200, b'hello')",
+        ]
+    pytester.makepyfile(
+        "def test_it(fake_upstream):\n"
+        "    fake_upstream.get('https://docs.example/page').respond(200, text='hello')\n"
+        + "".join(f"    {line}\n" for line in calls)
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
     assert below_guard == []
 
 
@@ -554,7 +593,23 @@ def test_an_async_lookup_of_a_routed_host_resolves_too(
             _refusal.Caller("search_sdk", "requests"),
             "search_sdk sends through requests, a client the fake answers, yet this request",
         ),
-        (_refusal.Caller("urllib3"), "urllib3 is not a client the fake answers"),
+        (
+            _refusal.Caller("search_sdk"),
+            "search_sdk is not a client the fake answers (httpx and requests): it opens its "
+            "connections itself (its own connection pool, or its own connect()). If it takes a "
+            "session or transport of one of these clients, give it one; else fake it where the "
+            "tool calls it (unittest.mock), or serve the upstream on 127.0.0.1",
+        ),
+        (
+            _refusal.Caller("grpc"),
+            "grpc is not a client the fake answers (httpx and requests): gRPC speaks HTTP/2 "
+            "through its own C core; fake the service in process with grpc's testing module",
+        ),
+        (
+            _refusal.Caller("redis", "redis.asyncio"),
+            "redis is not a client the fake answers (httpx and requests): it speaks Redis's "
+            "protocol through its own connection pool, not HTTP; use fakeredis",
+        ),
         (_refusal.Caller(), "the request did not go through a client the fake answers"),
     ],
 )

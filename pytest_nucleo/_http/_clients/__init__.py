@@ -7,9 +7,10 @@ module here implementing it, found by :func:`support_for` from the top-level pac
 classes of the object seen, and imported only then: a client's module is imported only once
 an instance of one of its classes exists, so its client is already imported. An exception of
 the standard library's classes is asked first of the client whose code it passed through
-(aiohttp's total timeout is a bare ``TimeoutError``, httpx's ``.json()`` lets the ``json``
-module's error out); one no client claims may still carry a client's failing response. Adding
-a client is one module and one line in :data:`_SUPPORT`.
+(aiohttp's total timeout is a bare ``TimeoutError``, httplib2 lets the socket's errors out as
+they are, httpx's ``.json()`` lets the ``json`` module's error out); one no client claims may
+still carry a client's failing response. Adding a client is one module and one line in
+:data:`_SUPPORT`.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ _SUPPORT = {
     "requests": "_requests",
     "urllib3": "_urllib3",
     "aiohttp": "_aiohttp",
+    "httplib2": "_httplib2",
     **dict.fromkeys(_STDLIB, "_urllib"),
 }
 
@@ -112,9 +114,10 @@ def _raised_by(exc: BaseException) -> ClientSupport | None:
     """For an exception of the standard library's classes, the support of the client whose
     code it was raised through, by the innermost of its traceback's frames that is a client's
     (the standard library's own are found by the class already): aiohttp's total timeout is a
-    bare ``TimeoutError`` that aiohttp raised, and httpx's ``Response.json()`` lets the
-    ``json`` module's error through. None for an exception of any other class."""
-    if type(exc).__module__.partition(".")[0] not in ("builtins", "json"):
+    bare ``TimeoutError`` that aiohttp raised, httpx's ``Response.json()`` lets the ``json``
+    module's error through, and httplib2 lets http.client's ``RemoteDisconnected`` out of a
+    call it made. None for an exception of any other class."""
+    if type(exc).__module__.partition(".")[0] not in ("builtins", "json", "http", "ssl"):
         return None
     found = None
     for frame in frames_of(exc):  # outermost first: the last client frame is the innermost

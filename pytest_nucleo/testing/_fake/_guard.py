@@ -13,12 +13,16 @@ While a fake upstream runs, the lookup of a host one of its routes names succeed
 to an address of ``FAKE_NETWORK`` (``_names``), which only the fake answers, so a tool that checks the
 address before calling (against private networks, say) still reaches the fake through its
 faked client. A connection to such an address is refused always, guarded test or not: the
-address is nobody's, and a client that connects to it is one the fake does not answer.
+address only the fake answers, and a client that connects to it is one the fake does not answer.
 
 Loopback (127.0.0.0/8, ::1, ``localhost``), the unspecified address, this machine's own host
 name, unix sockets and the allowed hosts (``_hosts``) stay allowed. Not covered: raw UDP (``sendto``), C
-extensions with their own sockets, and event loops that bypass Python's socket module
-(uvloop's ``create_connection``).
+extensions with their own sockets (grpc's core, pycurl's libcurl), and event loops that bypass
+Python's socket module (uvloop's ``create_connection``).
+
+A refusal names the clients the fake answers, each backend's (``_backends``): the standard
+library's http.client, urllib3 and httplib2 included, so botocore and google-api-python-client,
+which call them, are answered by the fake and never reach the guard.
 """
 
 from __future__ import annotations
@@ -209,7 +213,9 @@ def _refuse(blocked: Blocked) -> None:
 def _check_connect(host: object, port: object) -> None:
     name = host_name(host)
     fake_name = fake_name_of(host)
-    if fake_name is not None:  # nobody's address: refused whatever the test may reach
+    if (
+        fake_name is not None
+    ):  # an address only the fake answers: refused whatever the test may reach
         _refuse(_refusal("connect", name, port, by=find_caller(2), name=fake_name))
     if not _guards or not _guards[-1].guarding() or _is_local(host):
         return

@@ -3,7 +3,8 @@
 A lookup or a connection is refused with a message naming the host and port, the library that
 tried (read from the call stack: the outermost library above the socket call, and the one it
 went through), whether the running fake has a route for the host, and, when it has one, why
-the request did not reach it. It never advises adding a route that exists.
+the request did not reach it: for a library the fake does not reach, why (it opens its own
+connections) and what usually fakes it. It never advises adding a route that exists.
 """
 
 from __future__ import annotations
@@ -182,16 +183,71 @@ def _why_not_faked(caller: Caller, faked: list[str], clients: str) -> str:
             "its own)"
         )
     if caller.library is not None:
-        return (
-            f"{caller.library} is not a client the fake answers ({clients}): call the "
-            "upstream with one of them"
-        )
+        why = _NOT_REACHED.get(caller.library.partition(".")[0], _OWN_CONNECTIONS)
+        return f"{caller.library} is not a client the fake answers ({clients}): {why}"
     if caller.code is not None:
         return (
             "the code under test opened the connection itself, and the fake answers only "
-            f"requests sent with {clients}"
+            f"requests sent with {clients}: send HTTP with one of them, or, for another "
+            "protocol on a raw socket, serve its peer on 127.0.0.1 (socketserver)"
         )
     return f"the request did not go through a client the fake answers ({clients})"
+
+
+_OWN_CONNECTIONS = (
+    "it opens its connections itself (its own connection pool, or its own connect()). If it "
+    "takes a session or transport of one of these clients, give it one; else fake it where "
+    "the tool calls it (unittest.mock), or serve the upstream on 127.0.0.1"
+)
+"""Why a library the guard has no entry for missed the fake, and what to do instead."""
+
+_DATABASE = (
+    "it speaks its database's protocol through connections of its own, not HTTP; run the "
+    "database on 127.0.0.1 for the test, or mock the tool's data layer"
+)
+_NOT_REACHED: dict[str, str] = {
+    "grpc": (
+        "gRPC speaks HTTP/2 through its own C core; fake the service in process with grpc's "
+        "testing module (grpc_testing), or serve it with grpc.server on 127.0.0.1"
+    ),
+    "pycurl": (
+        "libcurl opens its own connections, below Python's HTTP clients; serve the upstream on "
+        "127.0.0.1 (pytest-httpserver), or mock pycurl.Curl"
+    ),
+    "redis": (
+        "it speaks Redis's protocol through its own connection pool, not HTTP; use fakeredis, "
+        "or a redis-server on 127.0.0.1"
+    ),
+    "websocket": (
+        "a WebSocket is a connection it keeps open, not a request the fake answers; serve the "
+        "socket on 127.0.0.1 (websockets.serve)"
+    ),
+    "websockets": (
+        "a WebSocket is a connection it keeps open, not a request the fake answers; serve the "
+        "socket on 127.0.0.1 (websockets.serve)"
+    ),
+    "tornado": (
+        "tornado's HTTP client opens its own connections; serve the upstream on 127.0.0.1 "
+        "(tornado.testing's AsyncHTTPTestCase)"
+    ),
+    "twisted": "Twisted opens its own connections; fake treq's calls with treq.testing.StubTreq",
+    "treq": "Twisted opens its own connections; fake treq's calls with treq.testing.StubTreq",
+    "paramiko": "SSH is not HTTP; mock paramiko.SSHClient where the tool calls it",
+    "smtplib": (
+        "mail is not HTTP; serve SMTP on 127.0.0.1 (aiosmtpd), or mock smtplib.SMTP where the "
+        "tool calls it"
+    ),
+    "pymongo": (
+        "it speaks MongoDB's protocol through its own connection pool, not HTTP; use mongomock, "
+        "or a mongod on 127.0.0.1"
+    ),
+    "psycopg": _DATABASE,
+    "psycopg2": _DATABASE,
+    "asyncpg": _DATABASE,
+    "pymysql": _DATABASE,
+}
+"""Libraries the fake does not reach, by top-level name (the standard library's by module):
+why, and what usually fakes them in a test."""
 
 
 def _url(tried: Tried) -> str:

@@ -1,7 +1,7 @@
 """A fake upstream for every HTTP client a tool uses: statuses, timeouts, throttles, sequences.
 
-One route table (a respx router) answers httpx, httpx2, requests, aiohttp and urllib alike, each
-through its own backend under ``_backends``. An outcome is client-neutral: an answer is an
+One route table (a respx router) answers httpx, httpx2, requests, aiohttp, urllib, urllib3 and
+httplib2 alike, each through its own backend under ``_backends``. An outcome is client-neutral: an answer is an
 ``httpx.Response``, a transport failure one of httpx's transport errors naming its kind, which
 each backend raises as its client's own exception.
 
@@ -432,7 +432,8 @@ def problem_report(problems: list[AssertionError]) -> str:
 
 
 class FakeUpstream:
-    """The upstream services a tool calls, faked for httpx, httpx2, requests, aiohttp and urllib.
+    """The upstream services a tool calls, faked for httpx, httpx2, requests, aiohttp, urllib,
+    urllib3 and httplib2.
 
     As a fixture: ``fake_upstream``. As a context manager, for one hypothesis example at a
     time: ``with FakeUpstream() as upstream: ...``. On exit it checks that every route was

@@ -14,10 +14,17 @@ starts, for the clients imported by then; and, for a client first imported while
 SDK that imports aiohttp inside the function that calls it, a test that imports requests in its
 body), the moment that import completes, by :func:`watch_imports`. So the plugin's import stays
 light, a test pays only for the clients it uses, and no client is imported for the fake.
+
+A backend that fakes its client with a library of its own (``responses``, ``aioresponses``)
+names it as ``mock``, imports it only when it runs, and names as ``entry`` where its client's
+requests enter. A client can be installed without that library (langchain brings requests, not
+``responses``): its backend is then stood in for by ``_missing.MissingMock``, which refuses the
+client's requests naming the extra to install, and every other client is faked as usual.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -39,6 +46,8 @@ _BACKENDS = (
     ("requests", "_requests"),
     ("aiohttp", "_aiohttp"),
     ("http.client", "_urllib"),  # the standard library's urllib.request, and http.client itself
+    ("urllib3", "_urllib3"),  # and botocore, boto3 above it; not requests, answered before it
+    ("httplib2", "_httplib2"),  # and google-api-python-client above it
 )
 
 
@@ -64,8 +73,25 @@ def _factory(client: str) -> Callable[[], Backend]:
     if factory is None:
         module = dict(_BACKENDS)[client]
         loaded = importlib.import_module(f"{__name__}.{module}")
-        factory = _loaded[client] = loaded.ClientBackend
+        factory = loaded.ClientBackend
+        mock = getattr(factory, "mock", None)
+        if mock is not None and not _importable(mock):
+            from ._missing import MissingMock
+
+            factory = functools.partial(MissingMock, loaded.ClientBackend)
+        _loaded[client] = factory
     return factory
+
+
+def _importable(module: str) -> bool:
+    """Whether ``module`` imports (it is then imported: its fake is about to use it)."""
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as error:
+        if error.name is not None and error.name.partition(".")[0] != module.partition(".")[0]:
+            raise  # installed, but what it needs is not: a broken install, said as it is
+        return False
+    return True
 
 
 def backend_factories() -> list[Callable[[], Backend]]:

@@ -3,6 +3,9 @@
 A neutral failure is raised as the exception aiohttp raises for it (``ClientConnectorError``,
 ``SocketTimeoutError`` and the other ``ServerTimeoutError`` kinds, ``ServerDisconnectedError``,
 ``ClientOSError``), with aiohttp's own messages.
+
+``aioresponses`` is imported only when this fake runs; without it, aiohttp's requests are
+refused (``_missing``).
 """
 
 from __future__ import annotations
@@ -15,16 +18,18 @@ import sys
 import unittest.mock
 import urllib.parse
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import httpx
 import respx
 from aiohttp.client_reqrep import ConnectionKey
-from aioresponses import CallbackResult, aioresponses
 from multidict import CIMultiDict
 
 from . import translate
+
+if TYPE_CHECKING:
+    from aioresponses import CallbackResult, aioresponses
 
 _ANY_URL = re.compile(r".*")
 _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
@@ -32,6 +37,11 @@ _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 
 class ClientBackend:
     client = "aiohttp"
+    mock = "aioresponses"
+
+    @staticmethod
+    def entry() -> tuple[type, str]:
+        return aiohttp.ClientSession, "_request"
 
     def __init__(self) -> None:
         self._mock: aioresponses | None = None
@@ -49,6 +59,8 @@ class ClientBackend:
         return None
 
     def start(self, router: respx.Router) -> None:
+        from aioresponses import aioresponses
+
         mock = aioresponses()
         # aioresponses patches with autospec, about 1 ms a start; a plain function standing in
         # for ClientSession._request does the same job for a fraction of that.
@@ -106,6 +118,8 @@ def _delegate(mock: aioresponses) -> Callable[..., Any]:
 
 
 def _answer(router: respx.Router, method: str, url: Any, **kwargs: Any) -> CallbackResult:
+    from aioresponses import CallbackResult
+
     headers = dict(kwargs.get("headers") or {})
     content = _body(kwargs, headers)
     request = httpx.Request(method, str(url), headers=headers, content=content)

@@ -2,21 +2,27 @@
 
 A neutral failure is raised as the exception requests raises for it, with the message urllib3
 and requests write (``ReadTimeout``, ``ConnectTimeout``, ``ConnectionError``).
+
+``responses`` answers at ``HTTPAdapter.send``, so a request never reaches the urllib3 pool
+beneath, which urllib3's own fake answers: no request is answered twice. It is imported only
+when this fake runs; without it, requests' requests are refused (``_missing``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import requests
 import requests.adapters
-import responses
 import respx
 
 from . import translate
+
+if TYPE_CHECKING:
+    import responses
 
 _ANY_URL = re.compile(r".*")
 _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
@@ -24,11 +30,18 @@ _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 
 class ClientBackend:
     client = "requests"
+    mock = "responses"
+
+    @staticmethod
+    def entry() -> tuple[type, str]:
+        return requests.adapters.HTTPAdapter, "send"
 
     def __init__(self) -> None:
         self._router: respx.Router | None = None
 
     def refusal(self) -> str | None:
+        import responses
+
         send = requests.adapters.HTTPAdapter.send
         if send is not responses._real_send:
             owner = getattr(send, "__module__", None) or type(send).__name__
@@ -48,6 +61,8 @@ class ClientBackend:
 
     def stop(self) -> None:
         if self._router is not None:
+            import responses
+
             # The refusal made sure the real send was in place before the start.
             requests.adapters.HTTPAdapter.send = responses._real_send  # type: ignore[method-assign]
             _mock().calls.reset()
@@ -65,6 +80,8 @@ _sends: list[Callable[..., requests.Response]] = []
 
 def _mock() -> responses.RequestsMock:
     if not _shared:
+        import responses
+
         mock = responses.RequestsMock(assert_all_requests_are_fired=False)
         answer: Callable[[requests.PreparedRequest], Any] = _answer  # headers as a list: kept
         for method in _METHODS:

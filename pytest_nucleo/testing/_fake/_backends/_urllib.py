@@ -15,15 +15,17 @@ write timeout while the request is sent, which urllib wraps in ``URLError`` as i
 real one; a read timeout (``TimeoutError``) or a reset while the answer is read, which urllib
 lets out as it is; a server that closed without answering gives http.client's own
 ``RemoteDisconnected``. Subclasses that make their own connection (urllib3's, a unix socket's)
-override ``connect`` and are left alone.
+override ``connect`` and are left alone; httplib2's, which do too, get this same socket from
+httplib2's own backend (``_httplib2``), through :class:`ConnectBackend`.
 """
 
 from __future__ import annotations
 
 import http.client
 import io
-from collections.abc import Callable
-from typing import Any, Literal, NoReturn
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Literal, NoReturn
 
 import h11
 import httpx
@@ -31,49 +33,87 @@ import respx
 
 from pytest_nucleo.testing._fake._hosts import bracketed
 
-_CONNECT: dict[type[http.client.HTTPConnection], tuple[str, Callable[..., None]]] = {
-    http.client.HTTPConnection: ("http", vars(http.client.HTTPConnection)["connect"]),
-    http.client.HTTPSConnection: ("https", vars(http.client.HTTPSConnection)["connect"]),
-}
 # The answer headers the fake writes itself, to fit the body it sends: that body is the
 # decoded one (the route's response decoded it), so a Content-Encoding would misname it.
 _FRAMING = frozenset({b"content-length", b"transfer-encoding", b"content-encoding"})
 _NO_BODY = frozenset({204, 304})
 
+_Connect = Callable[..., None]
 
-class ClientBackend:
-    client = "urllib"
+
+def real_connects(
+    module: Any, schemes: Mapping[str, str]
+) -> dict[type[http.client.HTTPConnection], tuple[str, _Connect]]:
+    """The connection classes of ``module`` named in ``schemes`` (class name -> scheme), each
+    with its scheme and its own ``connect``, read before any fake replaces it."""
+    found = {}
+    for name, scheme in schemes.items():
+        cls = getattr(module, name)
+        found[cls] = (scheme, vars(cls)["connect"])
+    return found
+
+
+class ConnectBackend:
+    """A fake that gives the connections of some ``http.client.HTTPConnection`` classes a
+    socket the router answers, through their ``connect``: the standard library's here, and
+    the classes of a client that subclasses them with a ``connect`` of its own (httplib2)."""
+
+    client: ClassVar[str]
+    connects: ClassVar[dict[type[http.client.HTTPConnection], tuple[str, _Connect]]]
+    """Each class faked, with its scheme and its real ``connect`` (see :func:`real_connects`)."""
 
     def __init__(self) -> None:
-        self._started = False
+        self._peer: Peer | None = None
 
     def refusal(self) -> str | None:
-        for cls, (_, real) in _CONNECT.items():
-            if getattr(http.client, cls.__name__) is not cls:
+        for cls, (_, real) in self.connects.items():
+            where = cls.__module__
+            if getattr(sys.modules[where], cls.__name__, None) is not cls:
                 return (
-                    f"http.client.{cls.__name__} is replaced (by vcrpy's cassette, most likely): "
-                    "two fakes would both answer urllib's requests. Use one per test."
+                    f"{where}.{cls.__name__} is replaced (by vcrpy's cassette, most likely): "
+                    f"two fakes would both answer {self.client}'s requests. Use one per test."
                 )
             if vars(cls)["connect"] is not real:
                 return (
-                    f"http.client.{cls.__name__}.connect is already patched (another "
+                    f"{where}.{cls.__name__}.connect is already patched (another "
                     "FakeUpstream, most likely): use one per test."
                 )
         return None
 
     def start(self, router: respx.Router) -> None:
-        for cls, (scheme, _) in _CONNECT.items():
-            cls.connect = _connector(router, scheme)  # type: ignore[method-assign,assignment]
-        self._started = True
+        self._peer = Peer(router)
+        for cls, (scheme, _) in self.connects.items():
+            cls.connect = connector(self._peer, scheme)  # type: ignore[method-assign,assignment]
 
     def stop(self) -> None:
-        if self._started:
-            for cls, (_, real) in _CONNECT.items():
+        if self._peer is not None:
+            for cls, (_, real) in self.connects.items():
                 cls.connect = real  # type: ignore[method-assign]
-            self._started = False
+            self._peer.gone = True
+            self._peer = None
 
 
-def _connector(router: respx.Router, scheme: str) -> Callable[[http.client.HTTPConnection], None]:
+class ClientBackend(ConnectBackend):
+    client = "urllib"
+    connects = real_connects(http.client, {"HTTPConnection": "http", "HTTPSConnection": "https"})
+
+
+class Peer:
+    """What the sockets of one fake's run talk to: its router, until the fake stops.
+
+    A connection kept open past that (an ``httplib2.Http`` or an ``HTTPConnection`` a module
+    keeps from test to test) must not be answered by the routes of a test that is over: its
+    socket then reads as one whose server closed it, and the client reconnects (httplib2 does
+    by itself) to whatever answers now, the next test's fake or the network guard."""
+
+    def __init__(self, router: respx.Router) -> None:
+        self.router = router
+        self.gone = False
+
+
+def connector(peer: Peer, scheme: str) -> Callable[[http.client.HTTPConnection], None]:
+    """A ``connect`` for ``scheme``'s connections that gives each a socket ``peer`` answers."""
+
     def connect(self: http.client.HTTPConnection) -> None:
         # Behind a proxy, the connection goes to the proxy and tunnels to the host: the host
         # is what the route names.
@@ -82,7 +122,7 @@ def _connector(router: respx.Router, scheme: str) -> Callable[[http.client.HTTPC
             host, port = tunnel, self._tunnel_port  # type: ignore[attr-defined]
         else:
             host, port = self.host, self.port
-        self.sock = _Socket(router, scheme, host, port)
+        self.sock = _Socket(peer, scheme, host, port)
 
     return connect
 
@@ -90,9 +130,9 @@ def _connector(router: respx.Router, scheme: str) -> Callable[[http.client.HTTPC
 class _Socket:
     """A connected socket whose peer is the router: requests in, answers out."""
 
-    def __init__(self, router: respx.Router, scheme: str, host: str, port: int) -> None:
-        self._router = router
-        self._origin = _origin(scheme, host, port)
+    def __init__(self, peer: Peer, scheme: str, host: str, port: int) -> None:
+        self._peer = peer
+        self._origin = origin(scheme, host, port)
         self._parser = h11.Connection(h11.SERVER)
         self._request: h11.Request | None = None
         self._body = bytearray()
@@ -150,8 +190,10 @@ class _Socket:
         # The next request on this connection (http.client keeps it open) starts afresh.
         self._parser = h11.Connection(h11.SERVER)
         self._request, self._body = None, bytearray()
+        if self._peer.gone:  # a server that closed the connection: nothing comes back
+            return
         try:
-            response = self._router.handler(request)
+            response = self._peer.router.handler(request)
         except httpx.TransportError as error:
             phase, make = next(_FAILURES[k] for k in type(error).__mro__ if k in _FAILURES)
             failure = None if make is None else make(error)
@@ -161,7 +203,7 @@ class _Socket:
                 raise failure from None
             self._failure = failure
             return
-        self._answer += _wire(response, head=request.method == "HEAD")
+        self._answer += wire(response, head=request.method == "HEAD")
 
     # -- what http.client reads ------------------------------------------------------------
 
@@ -213,23 +255,33 @@ class _Reader(io.RawIOBase):
         return self._sock.recv_into(buffer)
 
 
-def _origin(scheme: str, host: str, port: int | None) -> str:
+def origin(scheme: str, host: str, port: int | None) -> str:
+    """``scheme://host[:port]``, the port left out when it is the scheme's own."""
     shown = bracketed(host)
     default = 443 if scheme == "https" else 80
     return f"{scheme}://{shown}" + (f":{port}" if port and port != default else "")
 
 
-def _wire(response: httpx.Response, *, head: bool) -> bytes:
-    """``response`` as a server writes it: status line, headers, the body framed by length."""
+def wire(response: httpx.Response, *, head: bool, encoded: bool = False) -> bytes:
+    """``response`` as a server writes it: status line, headers, the body framed by length.
+
+    The body is the decoded one; with ``encoded``, the bytes the route gave (when it gave
+    them, as ``respond(content=...)`` does) with their ``Content-Encoding``, for a client that
+    decodes them itself (urllib3, unless told not to)."""
     status = response.status_code
-    body = b"" if head or status in _NO_BODY or status < 200 else response.content
+    framing = _FRAMING
+    content = response.content
+    if encoded and isinstance(response.stream, httpx.ByteStream):
+        content = b"".join(response.stream)
+        framing = _FRAMING - {b"content-encoding"}
+    body = b"" if head or status in _NO_BODY or status < 200 else content
     reason = response.reason_phrase.encode("latin-1", "replace")
     lines = [b"HTTP/1.1 %d %s" % (status, reason)]
     lines += [
-        name + b": " + value for name, value in response.headers.raw if name.lower() not in _FRAMING
+        name + b": " + value for name, value in response.headers.raw if name.lower() not in framing
     ]
     if status >= 200 and status not in _NO_BODY:
-        lines.append(b"Content-Length: %d" % len(response.content))
+        lines.append(b"Content-Length: %d" % len(content))
     return b"\r\n".join(lines) + b"\r\n\r\n" + body
 
 
