@@ -78,6 +78,7 @@ if TYPE_CHECKING:
         raise_for_status,
     )
     from ._http._waits import stated_wait
+    from ._not_found import is_not_found
     from ._runner._results import (
         DEFAULT_TEXT_LIMIT,
         CancelToken,
@@ -175,6 +176,7 @@ _WHERE = {
     "from_provider_error": "_http._providers._rules",
     "harden_client": "_http._clients._responses",
     "http_exception": "_http._status",
+    "is_not_found": "_not_found",
     "is_testing": "_clock",
     "llm_errors": "_chain",
     "parse_retry_after": "_http._retry_after",
@@ -269,6 +271,7 @@ __all__ = [
     "from_provider_error",
     "harden_client",
     "http_exception",
+    "is_not_found",
     "is_testing",
     "llm_errors",
     "parse_retry_after",

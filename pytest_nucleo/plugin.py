@@ -17,6 +17,7 @@ import pytest
 
 from pytest_nucleo.testing import _extras
 from pytest_nucleo.testing._fake import _guard as _network
+from pytest_nucleo.testing._fake import _names as _fake_names
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
@@ -110,6 +111,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "hosts guarded tests may still reach (names, *.patterns, addresses, networks)",
         type="linelist",
     )
+    group.addoption(
+        "--nucleo-fake-addresses",
+        choices=_fake_names.ADDRESS_CHOICES,
+        default=None,
+        help="where the hosts a fake upstream routes resolve: addresses a tool's check against "
+        "private networks accepts (public, the default: 192.31.196.0/24, AS112's), or the "
+        "shared address space (shared: 100.64.0.0/10), which it refuses; only the fake answers "
+        "either (ini: nucleo_fake_addresses)",
+    )
+    parser.addini(
+        "nucleo_fake_addresses",
+        "where routed hosts resolve while a fake upstream runs: public or shared",
+    )
 
 
 def _setting(config: pytest.Config, name: str) -> Any:
@@ -128,7 +142,11 @@ def _setting(config: pytest.Config, name: str) -> Any:
             return None
         base = config.inipath.parent if config.inipath else config.rootpath
         return str(base / ini)
-    choices = {"nucleo_matrix": ("problems", "all"), "nucleo_guard": GUARD_SCOPES}[name]
+    choices = {
+        "nucleo_matrix": ("problems", "all"),
+        "nucleo_guard": GUARD_SCOPES,
+        "nucleo_fake_addresses": _fake_names.ADDRESS_CHOICES,
+    }[name]
     if not ini:
         return choices[0]
     if ini not in choices:
@@ -179,6 +197,7 @@ class _RunnerWatch(logging.Handler):
 
 _watch = pytest.StashKey[_RunnerWatch]()
 _guard_scope = pytest.StashKey[str]()
+_fake_addresses_before = pytest.StashKey[str]()
 _running: list[_RunnerWatch] = []  # the watches of the sessions running a test, innermost last
 
 
@@ -186,11 +205,14 @@ def pytest_configure(config: pytest.Config) -> None:
     # A bad value fails the run at once; the guard's scope is read once, not per test.
     _setting(config, "nucleo_matrix")
     config.stash[_guard_scope] = _setting(config, "nucleo_guard")
+    addresses = _setting(config, "nucleo_fake_addresses")
     watch = config.stash[_watch] = _RunnerWatch(config)
     try:
         config.stash[_guard] = _network.install(allow_hosts=_setting(config, "nucleo_allow_hosts"))
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
+    # Process-wide, like the guard: the session's choice until it ends (pytester nests them).
+    config.stash[_fake_addresses_before] = _fake_names.use_addresses(addresses)
     logging.getLogger("pytest_nucleo.runner").addHandler(watch)
     config.addinivalue_line(
         "markers",
@@ -212,6 +234,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     guard = config.stash.get(_guard, None)
     if guard is not None:
         _network.uninstall(guard)
+    before = config.stash.get(_fake_addresses_before, None)
+    if before is not None:
+        _fake_names.use_addresses(before)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -400,7 +425,8 @@ def _marker_options(item: pytest.Item) -> dict[str, Any]:
 @pytest.fixture
 def fake_upstream(request: pytest.FixtureRequest) -> Generator[FakeUpstream, None, None]:
     """The upstream services of the tool under test, faked for httpx and httpx2 (sync and
-    async), requests, aiohttp and the standard library's urllib, from one route table.
+    async), requests, aiohttp, the standard library's urllib, urllib3 (so boto3) and httplib2 (so
+    google-api-python-client), from one route table.
 
     ``fake_upstream.get(url).respond(404, text=...)``, ``.timeout()``, ``.connect_error()``,
     ``.throttle(retry_after=...)``, ``.html_error(...)``, ``.not_json()``, ``.sequence(...)``.

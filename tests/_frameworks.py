@@ -70,6 +70,7 @@ NEEDS: dict[str, Needs] = {
     "test_adapter_texts.py": Needs(("fastmcp", "mcp", "langchain_core", "pydantic_ai", "agents")),
     "test_fake_mcp_http.py": Needs(("mcp",)),
     "test_fake_sdks.py": Needs(("anthropic", "openai")),
+    "test_fetch_server.py": Needs(("mcp_server_fetch",)),
     "test_provider_google.py": Needs(("google.genai",)),
     "test_providers.py": Needs(("anthropic", "openai")),
 }

@@ -60,6 +60,8 @@ def without_outer_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # A real redis-server for the shared-limiter tests, started once when a test asks for it.
+# The socket functions beneath the network guard, recorded instead of called.
+from _guard_stand_in import below_guard  # noqa: E402, F401
 from _redis_server import redis_server  # noqa: E402, F401
 
 # A test module that needs an optional framework which is not installed is kept out of

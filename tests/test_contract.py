@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._doc_blocks import ALL
 from tests._nested_runs import UNUSED_PLUGINS
 
 TOOLS = (Path(__file__).parent / "sample_tools.py").read_text()
@@ -616,11 +617,12 @@ def test_a_request_off_the_endpoint_says_to_fix_the_endpoint() -> None:
     seen = scenario.observe(
         get_order, {"number": "1"}, endpoint="GET https://shop.example/orders/1"
     )
-    # No fake_upstream line to add: a scenario's route is the endpoint, which is what to fix.
+    # No fake_upstream line to add: a scenario's routes are the contract's, what to fix.
     assert seen.violation == (
         "no fake route for GET https://shop.example/v2/orders/1: the tool requested something "
         "other than the contract's endpoint GET https://shop.example/orders/1; set endpoint to "
-        "the method and URL the valid call requests"
+        "the method and URL the valid call requests, and route the other requests it makes in "
+        "extra_routes"
     )
 
 
@@ -652,3 +654,62 @@ def test_the_scenarios_of_one_endpoint_share_no_calls_and_no_problems() -> None:
     assert seen[0].violation.startswith("no fake route for GET https://shop.example/other/")
     assert seen[3].violation is not None
     assert seen[3].violation.startswith("the tool never called GET https://shop.example/orders/")
+
+
+# The urllib example of docs/how-to/http-clients.md ("Test a tool on urllib"), as the page
+# shows it: json.loads' error on a 2xx login page reached the model as a system error until
+# the example said what it means, and the example failed its contract's not-json-2xx row.
+URLLIB_EXAMPLE = next(
+    block.code
+    for block in ALL
+    if block.page == "docs/how-to/http-clients.md" and "urllib.request.urlopen(f" in block.code
+)
+URLLIB_PARSE = """\
+        body = response.read()
+    # urllib has no .json() the mapping could read: a 2xx that is not JSON (a login page) is
+    # the service's failure, said here.
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise nucleo.ExternalServiceException(
+            "Shop", "its answer was not the JSON expected"
+        ) from None
+"""
+
+URLLIB_CONTRACT = """
+
+from pytest_nucleo.testing import ToolContract, respond
+
+
+class TestGetOrderOnUrllib(ToolContract):
+    tool = get_order
+    kind = "fetch"
+    service_name = "Shop"
+    endpoint = f"GET {SHOP}/orders/42"
+    valid_call = {"number": "42"}
+    valid_response = respond(200, json={"number": "42", "status": "shipped"})
+"""
+
+
+def test_the_docs_urllib_example_passes_its_whole_contract(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_urllib_example=URLLIB_EXAMPLE + URLLIB_CONTRACT)
+    first = pytester.runpytest("--snapshot-update", "-p", "no:randomly")
+    first.assert_outcomes(passed=FETCH_SCENARIOS + 3)
+    again = pytester.runpytest("-p", "no:randomly")
+    again.assert_outcomes(passed=FETCH_SCENARIOS + 3)
+    snapshots = (pytester.path / "__snapshots__" / "test_urllib_example.txt").read_text()
+    assert "TestGetOrderOnUrllib.test_contract[not-json-2xx]" in snapshots
+
+
+def test_the_example_as_it_was_fails_only_the_not_json_row(pytester: pytest.Pytester) -> None:
+    before = URLLIB_EXAMPLE.replace(URLLIB_PARSE, "        return json.loads(response.read())\n")
+    assert before != URLLIB_EXAMPLE
+    pytester.makepyfile(test_urllib_example=before + URLLIB_CONTRACT)
+    result = pytester.runpytest("--snapshot-update", "-p", "no:randomly")
+    result.assert_outcomes(passed=FETCH_SCENARIOS + 1, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "FAILED test_urllib_example.py::test_a_page_that_is_not_json_is_the_services_failure*",
+            "FAILED test_urllib_example.py::TestGetOrderOnUrllib::test_contract?not-json-2xx?",
+        ]
+    )

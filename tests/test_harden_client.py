@@ -148,3 +148,136 @@ def test_an_sdk_that_rewraps_everything_keeps_the_failure_as_the_cause(
     with fails_with(n.Http429Exception) as failure:
         search("capital of Peru")
     assert failure.exception.retry_after == 30
+
+
+# -- leave: chosen failing responses go to the code that sent the request ------------------
+
+SITE = "https://site.example"
+
+
+def _hardened_get(library: Any, run_async: bool, **options: Any) -> Any:
+    """The GET of a hardened client of ``library`` (requests, httpx, httpx2), sync or, for the
+    httpx ones, async, as a function of the URL."""
+    if library is requests:
+        return n.harden_client("Site", requests.Session(), **options).get
+    if run_async:
+
+        def get(url: str) -> Any:
+            async def call() -> Any:
+                async with n.harden_client("Site", library.AsyncClient(), **options) as aclient:
+                    return await aclient.get(url)
+
+            return asyncio.run(call())
+
+        return get
+    return n.harden_client("Site", library.Client(), **options).get
+
+
+CLIENTS = [
+    pytest.param(requests, False, id="requests"),
+    pytest.param(httpx, False, id="httpx"),
+    pytest.param(httpx, True, id="httpx-async"),
+    pytest.param(httpx2, False, id="httpx2"),
+    pytest.param(httpx2, True, id="httpx2-async"),
+]
+
+
+@pytest.mark.parametrize(("library", "run_async"), CLIENTS)
+def test_leave_statuses_hands_them_to_the_caller(
+    fake_upstream: FakeUpstream, library: Any, run_async: bool
+) -> None:
+    fake_upstream.get(f"{SITE}/search").respond(404, json={"results": []})
+    fake_upstream.get(f"{SITE}/status").respond(503, text="down for maintenance")
+    get = _hardened_get(library, run_async, leave={404})
+    response = get(f"{SITE}/search")
+    assert response.status_code == 404
+    assert response.json() == {"results": []}  # the body is there for the SDK to read
+    with fails_with(n.Http503Exception):
+        get(f"{SITE}/status")
+
+
+@pytest.mark.parametrize(("library", "run_async"), CLIENTS)
+def test_leave_a_predicate_on_the_client_s_own_response(
+    fake_upstream: FakeUpstream, library: Any, run_async: bool
+) -> None:
+    # The fetch server's robots.txt probe: there a 404 means "no robots.txt: allowed".
+    fake_upstream.get(f"{SITE}/robots.txt").respond(404)
+    fake_upstream.get(f"{SITE}/page").respond(404, text="no such page")
+    seen: list[Any] = []
+
+    def robots_probe(response: Any) -> bool:
+        seen.append(response)
+        return str(response.url).endswith("/robots.txt")
+
+    get = _hardened_get(library, run_async, leave=robots_probe)
+    assert get(f"{SITE}/robots.txt").status_code == 404
+    with fails_with(n.Http404Exception) as failure:
+        get(f"{SITE}/page")
+    assert "no such page" in failure.explanation
+    response_class = requests.Response if library is requests else library.Response
+    assert [type(response) for response in seen] == [response_class, response_class]
+
+
+def test_leave_checks_only_failing_responses_and_its_errors_reach_the_caller(
+    fake_upstream: FakeUpstream,
+) -> None:
+    fake_upstream.get(f"{SITE}/ok").respond(200, json={"ok": True})
+    fake_upstream.get(f"{SITE}/gone").respond(410)
+    called: list[int] = []
+
+    def leave(response: Any) -> bool:
+        called.append(response.status_code)
+        raise LookupError("the predicate's own bug")
+
+    session = n.harden_client("Site", requests.Session(), leave=leave)
+    assert session.get(f"{SITE}/ok").json() == {"ok": True}
+    with pytest.raises(LookupError, match="the predicate's own bug"):
+        session.get(f"{SITE}/gone")
+    assert called == [410]
+
+
+def test_hardening_again_replaces_what_is_left() -> None:
+    session = requests.Session()
+    n.harden_client("Site", session, leave={404})
+    n.harden_client("Site", session)
+    assert len(session.hooks["response"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("leave", "error", "message"),
+    [
+        (
+            404,
+            TypeError,
+            "harden_client(leave=...) takes statuses, such as leave={404}, or a predicate called "
+            "with each failing response, such as leave=lambda response: response.url.path == "
+            '"/robots.txt"; got 404',
+        ),
+        ("404", TypeError, "\"/robots.txt\"; got '404'"),
+        ([404, "410"], TypeError, "\"/robots.txt\"; '410' is not a status"),
+        ({True}, TypeError, '"/robots.txt"; True is not a status'),
+        (
+            {200, 404},
+            ValueError,
+            "harden_client(leave=...) names 200, which is never checked: only a failing "
+            "response (a status of 400 to 999) raises, so only those can be left",
+        ),
+    ],
+    ids=["one-int", "a-str", "a-str-inside", "a-bool", "a-success"],
+)
+def test_a_bad_leave_is_a_clear_error(leave: Any, error: type[Exception], message: str) -> None:
+    with pytest.raises(error) as caught:
+        n.harden_client("Site", requests.Session(), leave=leave)
+    assert str(caught.value).endswith(message)
+
+
+def test_a_coroutine_predicate_is_refused_rather_than_leaving_everything() -> None:
+    async def robots_probe(response: Any) -> bool:
+        return False
+
+    with pytest.raises(TypeError) as caught:
+        n.harden_client("Site", httpx.AsyncClient(), leave=robots_probe)
+    assert str(caught.value).startswith(
+        "harden_client(leave=...) calls its predicate from the client's hook, without "
+        "awaiting it: pass a plain function, not the coroutine function <function "
+    )

@@ -8,31 +8,11 @@ nothing leaves the machine: what passed the guard is recorded and gets an OSErro
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
 from pytest_nucleo.testing._fake import _guard as _network
-
-
-@pytest.fixture
-def below_guard(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """What passed the guard, as (function, host) lines; each gets an OSError."""
-    reached: list[str] = []
-
-    def stand_in(name: str) -> Any:
-        def call(*args: Any, **kwargs: Any) -> Any:
-            address = args[1] if name.startswith("connect") else args[0]
-            host = address[0] if isinstance(address, tuple) else address
-            reached.append(f"{name} {host}")
-            raise OSError(f"stand-in: {name} {host} would have left the machine")
-
-        return call
-
-    for name in ("getaddrinfo", "gethostbyname", "connect", "connect_ex"):
-        monkeypatch.setitem(_network._originals, name, stand_in(name))
-    return reached
-
+from pytest_nucleo.testing._fake import _names
 
 OTHER_TESTS = """
 import socket
@@ -299,3 +279,72 @@ def test_a_bad_matrix_setting_in_the_ini_file_is_a_usage_error(pytester: pytest.
     pytester.makeini("[pytest]\nnucleo_matrix = some\n")
     result = pytester.runpytest()
     result.stderr.fnmatch_lines(["ERROR: the ini key nucleo_matrix = 'some' is not one of *"])
+
+
+@pytest.mark.parametrize("how", ["ini", "option"])
+def test_the_shared_address_space_is_a_setting(
+    pytester: pytest.Pytester, below_guard: list[str], how: str
+) -> None:
+    pytester.makepyfile(
+        test_shared="""
+        import ipaddress
+        import socket
+
+        import httpx
+
+        def test_the_address_is_shared_and_refused(fake_upstream):
+            fake_upstream.get("https://docs.example/page").respond(200, text="hello")
+            address = socket.gethostbyname("docs.example")
+            assert ipaddress.ip_address(address) in ipaddress.ip_network("100.64.0.0/10")
+            assert not ipaddress.ip_address(address).is_global  # a public-only check refuses it
+            assert httpx.get("https://docs.example/page").text == "hello"
+            try:
+                socket.create_connection((address, 443), timeout=1)
+            except ConnectionRefusedError:
+                pass
+
+        def test_the_public_block_is_nobody_s_concern_then(fake_upstream):
+            fake_upstream.get("https://docs.example/page").respond(200)
+            httpx.get("https://docs.example/page")
+            try:
+                socket.create_connection(("192.31.196.7", 443), timeout=1)
+            except OSError:
+                pass
+        """
+    )
+    if how == "ini":
+        pytester.makeini("[pytest]\nnucleo_fake_addresses = shared\n")
+        result = pytester.runpytest("-p", "no:randomly", "-p", "no:cacheprovider")
+    else:
+        pytester.makeini("[pytest]\nnucleo_fake_addresses = public\n")  # the option wins
+        result = pytester.runpytest(
+            "-p", "no:randomly", "-p", "no:cacheprovider", "--nucleo-fake-addresses=shared"
+        )
+    # The first test's connection is refused as the fake's; the second one's is an ordinary
+    # address of a guarded test, refused by the guard, not as the fake's.
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*blocked a connection to 100.*:443 by the code under test*The fake upstream gave "
+            "this address to docs.example*",
+            "*blocked a connection to 192.31.196.7:443 by the code under test*",
+        ]
+    )
+    assert "gave this address to a host of a fake upstream" not in result.stdout.str()
+    assert below_guard == []
+    assert _names.fake_network() == _names.PUBLIC_NETWORK  # the inner run put its choice back
+
+
+def test_a_bad_setting_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nnucleo_fake_addresses = private\n")
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = pytester.runpytest("-p", "no:randomly")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: the ini key nucleo_fake_addresses = 'private' is not one of public, shared: "
+            "set one of them, or give --nucleo-fake-addresses"
+        ]
+    )
+    with pytest.raises(ValueError, match="one of public, shared; got 'private'"):
+        _names.use_addresses("private")

@@ -5,15 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from importlib import import_module
 from typing import Any, ClassVar, NoReturn, TypeVar
+from urllib.parse import urlsplit
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from ._contract._report import record
+from ._contract._scenario_fakes import route_all, split_endpoint
 from ._contract._scenarios import KINDS, RULES, Kind, Observation, Scenario, contract_matrix
 from ._failure import LLMText
 from ._fake._backends import backend_factories
-from ._fake._upstream import Outcome, respond
+from ._fake._upstream import METHODS, FakeUpstream, Outcome, respond
 from ._recorded._replay import (
     PREFIX,
     UnreadableRecording,
@@ -56,7 +58,9 @@ class ToolContract:
     scenario that cannot apply in ``not_applicable``, with a reason; the report shows it. List
     VCR.py cassettes or HAR files in ``recorded`` (globs relative to pytest's rootdir) and each
     recorded failure of the endpoint becomes one more test,
-    ``test_contract[recorded-<file>-<entry>]``, replaying the real answer.
+    ``test_contract[recorded-<file>-<entry>]``, replaying the real answer. A tool that makes
+    other requests besides (a search, then a fetch of each hit) routes them in
+    ``extra_routes``, or in ``arrange_more`` for what a table cannot say.
 
     A subclass without ``tool`` is an abstract base, for what a family of tools shares
     (``service_name``, ``secrets``, ``is_empty``): pytest collects no test from it, and its
@@ -90,6 +94,12 @@ class ToolContract:
     recorded: ClassVar[Sequence[str]] = ()
     """Globs of VCR.py cassettes or HAR files (relative to pytest's rootdir) whose failures of
     :attr:`endpoint` become tests too."""
+    extra_routes: ClassVar[Mapping[str, Outcome]] = {}
+    """The other requests the valid call makes, ``"GET https://..."`` to the outcome the upstream
+    always gives them (``respond(200, json=...)``), such as the fetch of each hit after a search.
+    They answer the same in every scenario: the scenario's failure applies to :attr:`endpoint`
+    alone (check another request's failures with a contract whose endpoint it is). For what a
+    table cannot say, override :meth:`arrange_more`."""
 
     _matrix: ClassVar[list[Scenario]]
     _nucleo_abstract: ClassVar[bool] = False
@@ -154,6 +164,7 @@ class ToolContract:
             secrets=tuple(cls.secrets),
         )
         cls.recorded = check_patterns(name, cls.recorded)
+        _check_extra_routes(cls)
         names = {scenario.name for scenario in cls._matrix}
         for scenario, reason in cls.not_applicable.items():
             # Recorded scenarios exist once their recordings are read, at collection.
@@ -171,6 +182,15 @@ class ToolContract:
     def is_empty(self, value: Any) -> bool:
         """Whether a search result is empty; override for results such as ``{"items": []}``."""
         return not value
+
+    def arrange_more(self, fake_upstream: FakeUpstream) -> None:
+        """Route the other requests the tool makes on each scenario's fake upstream, before the
+        call: by default, :attr:`extra_routes`. Override it for what a table cannot say (a
+        sequence, a route per hit of a search), with the fake's own route methods
+        (``fake_upstream.get(url).respond(...)``). The contract's :attr:`endpoint` is routed
+        already, and matches first; a route left uncalled (a failure stopped the tool before
+        it) fails nothing."""
+        route_all(fake_upstream, type(self).extra_routes)
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         """pytest's hook: makes one ``test_contract`` per scenario of the matrix, recorded failures
@@ -226,6 +246,7 @@ class ToolContract:
             is_empty=self.is_empty,
             tool_name=tool_name,
             service_name=cls.service_name,
+            arrange=self._arrangement(),
         )
         if observation.violation is None and observation.text is not None:
             try:
@@ -250,6 +271,42 @@ class ToolContract:
             _fail(
                 f"{tool_name} broke the failure contract in scenario {nucleo_scenario!r}:\n"
                 f"{observation.violation}\n(every rule: {RULES})"
+            )
+
+    def _arrangement(self) -> Callable[[FakeUpstream], None] | None:
+        """:meth:`arrange_more` when the contract routes more than its endpoint, else None (a
+        scenario's fake is then shared by the scenarios of the endpoint)."""
+        overridden = type(self).arrange_more is not ToolContract.arrange_more
+        return self.arrange_more if overridden or type(self).extra_routes else None
+
+
+def _check_extra_routes(cls: type[ToolContract]) -> None:
+    """A TypeError, saying what to give, for ``extra_routes`` that are not a table of other
+    requests to their outcomes."""
+    name, routes = cls.__name__, cls.extra_routes
+    example = 'extra_routes = {"GET https://api.example/items/1": respond(200, json={"id": 1})}'
+    if not isinstance(routes, Mapping):
+        raise TypeError(
+            f"{name}.extra_routes must map each other request the tool makes to what the "
+            f"upstream answers it, such as {example}; got {routes!r}"
+        )
+    endpoint = split_endpoint(cls.endpoint)
+    for key, outcome in routes.items():
+        method, url = split_endpoint(key) if isinstance(key, str) else ("", "")
+        if method not in METHODS or urlsplit(url).scheme not in ("http", "https"):
+            raise TypeError(
+                f"{name}.extra_routes has the key {key!r}: give the method and absolute URL of "
+                f"a request, such as {example}"
+            )
+        if (method, url) == endpoint:
+            raise TypeError(
+                f"{name}.extra_routes routes {key!r}, the contract's endpoint, whose answer is "
+                "each scenario's: list only the other requests the tool makes"
+            )
+        if not isinstance(outcome, Outcome):
+            raise TypeError(
+                f"{name}.extra_routes[{key!r}] must be an outcome such as respond(200, "
+                f"json=...) (from pytest_nucleo.testing); got {outcome!r}"
             )
 
 

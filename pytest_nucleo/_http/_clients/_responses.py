@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TypeVar
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from pytest_nucleo._exceptions import LLMReadableCheckedException
 from pytest_nucleo._http._status import http_exception
@@ -54,7 +55,12 @@ def _exception(
     service: str, response: object, caller: str, known: Iterable[str]
 ) -> LLMReadableCheckedException | None:
     _check_service(service, caller)
-    view = view_of(response, caller)
+    return _failure_of(service, view_of(response, caller), known)
+
+
+def _failure_of(
+    service: str, view: ResponseView, known: Iterable[str]
+) -> LLMReadableCheckedException | None:
     if 200 <= view.status <= 299:
         return None
     return http_exception(
@@ -69,7 +75,11 @@ def raise_for_response(service: str, response: object, *, known: Iterable[str] =
         raise failure
 
 
-def harden_client(service: str, client: C, *, known: Iterable[str] = ()) -> C:
+Leave = Iterable[int] | Callable[[Any], object]
+"""What ``harden_client(leave=...)`` takes: statuses, or a predicate on the client's response."""
+
+
+def harden_client(service: str, client: C, *, known: Iterable[str] = (), leave: Leave = ()) -> C:
     """Make every failing response ``client`` receives raise the mapped failure
     (:func:`raise_for_response`'s: status, Retry-After, what the server said), before the code
     that sent the request sees the response. Returns ``client``.
@@ -83,12 +93,26 @@ def harden_client(service: str, client: C, *, known: Iterable[str] = ()) -> C:
     one service replaces the first hook. For a response in hand, use
     :func:`raise_for_response`; for a client of your own, :class:`ServiceClient`, which maps
     its responses already; for the provider SDKs, :func:`from_provider_error`.
+
+    ``leave`` hands chosen failing responses to the code that sent the request as they are,
+    for it (or the SDK) to read: statuses (``leave={404}``: the SDK reads its 404 as "nothing
+    found"), or a predicate called with each failing response, the client's own object with
+    its body read (``leave=lambda response: response.url.path == "/robots.txt"``, a probe whose
+    404 means "allowed"), true to leave it. What the predicate raises reaches the caller, as
+    from any hook of the client. Only a failing response is ever checked, so only statuses of
+    400 or more can be left.
     """
     _check_service(service, "harden_client")
     extra = tuple(known)
+    left = _leave_rule(leave)
 
     def check(response: object) -> None:
-        raise_for_response(service, response, known=extra)
+        view = view_of(response, "harden_client")
+        if left(view.status, response):
+            return
+        failure = _failure_of(service, view, extra)
+        if failure is not None:
+            raise failure
 
     if not hook_failures(client, check, mark=f"pytest_nucleo:{service}"):
         raise TypeError(
@@ -97,3 +121,39 @@ def harden_client(service: str, client: C, *, known: Iterable[str] = ()) -> C:
             "hand, call raise_for_response(service, response)"
         )
     return client
+
+
+_LEAVE_FORMS = (
+    "statuses, such as leave={404}, or a predicate called with each failing response, such as "
+    'leave=lambda response: response.url.path == "/robots.txt"'
+)
+
+
+def _leave_rule(leave: object) -> Callable[[int, object], bool]:
+    """``harden_client``'s ``leave`` as one test of a failing response's status and object; a
+    TypeError or ValueError, saying what is accepted, for anything else."""
+    if inspect.iscoroutinefunction(leave):
+        # Its coroutine would be true, unawaited: every failing response would be left.
+        raise TypeError(
+            "harden_client(leave=...) calls its predicate from the client's hook, without "
+            f"awaiting it: pass a plain function, not the coroutine function {leave!r}"
+        )
+    if callable(leave):
+        predicate = leave
+        return lambda status, response: bool(predicate(response))
+    if isinstance(leave, str | bytes | int) or not isinstance(leave, Iterable):
+        raise TypeError(f"harden_client(leave=...) takes {_LEAVE_FORMS}; got {leave!r}")
+    listed = list(leave)
+    wrong = [s for s in listed if isinstance(s, bool) or not isinstance(s, int)]
+    if wrong:
+        raise TypeError(
+            f"harden_client(leave=...) takes {_LEAVE_FORMS}; {wrong[0]!r} is not a status"
+        )
+    statuses = frozenset(listed)
+    never = sorted(s for s in statuses if not 400 <= s <= 999)
+    if never:
+        raise ValueError(
+            f"harden_client(leave=...) names {never[0]}, which is never checked: only a "
+            "failing response (a status of 400 to 999) raises, so only those can be left"
+        )
+    return lambda status, response: status in statuses

@@ -33,8 +33,6 @@ from pytest_nucleo._text._render import seconds
 from pytest_nucleo._text._secrets import MASK, redact
 from pytest_nucleo.testing._docs import docs_ref
 from pytest_nucleo.testing._fake._upstream import (
-    FakeRoute,
-    FakeUpstream,
     Outcome,
     connect_error,
     html_error,
@@ -45,6 +43,7 @@ from pytest_nucleo.testing._fake._upstream import (
 )
 
 from ._hygiene import text_problems
+from ._scenario_fakes import Arrange, park, scenario_fake, split_endpoint
 from ._wording import enforced_wait, stated_waits
 
 Kind = Literal["search", "fetch"]
@@ -206,20 +205,23 @@ class Scenario:
         is_empty: Callable[[Any], bool] = lambda value: not value,
         tool_name: str | None = None,
         service_name: str | None = None,
+        arrange: Arrange | None = None,
     ) -> Observation:
         """Run the tool against this scenario and judge it; never raises for a violation.
 
         ``secrets`` are credentials the tool sends: no text may contain them. ``is_empty`` tells
         an empty search result (default: a falsy value such as ``[]``). ``service_name``, when
-        given, must appear in the text of every upstream failure.
+        given, must appear in the text of every upstream failure. ``arrange(fake_upstream)``
+        routes the other requests the tool makes (the fetch of each hit after a search), which
+        answer the same whatever the scenario: its outcome applies to ``endpoint`` alone.
         """
-        method, url = _split_endpoint(endpoint)
+        method, url = split_endpoint(endpoint)
         seen = Observation(
             tool=tool_name or str(getattr(tool, "__name__", "tool")),
             scenario=self.name,
             expected=self.expect.describe(),
         )
-        upstream, route = _scenario_fake(method, url, self.outcome)
+        upstream, route = scenario_fake(method, url, self.outcome, arrange)
         error: BaseException | None = None
         value: Any = None
         # Started and stopped by hand, not verified on exit: the scenario judges the fake's
@@ -232,9 +234,8 @@ class Scenario:
         finally:
             upstream.stop()
         problems, called = list(upstream.problems), route.called
-        _IDLE_FAKES[method, url] = upstream, route  # read all it saw: the next one may reuse it
-        while len(_IDLE_FAKES) > _IDLE_LIMIT:
-            del _IDLE_FAKES[next(iter(_IDLE_FAKES))]
+        if arrange is None:  # read all it saw: the next scenario of the endpoint may reuse it
+            park(method, url, upstream, route)
         if error is not None and (problems or not called):
             # The row shows what the tool did, even though the scenario could not judge it.
             seen.failed, seen.cls = True, type(error).__name__
@@ -245,12 +246,14 @@ class Scenario:
             seen.violation = _never_called(method, url, error, (*secrets, *self.planted))
             return seen
         if problems:
-            # The scenario's only route is the contract's endpoint: a fake_upstream line to add
-            # would not help here, the endpoint is what to fix.
+            # The scenario's routes are the contract's: a fake_upstream line to add would not
+            # help here, the contract is what to fix.
             seen.violation = (
                 f"{problems[0]}: the tool requested something other than the "
-                f"contract's endpoint {method} {url}; set endpoint to the method and URL the "
-                "valid call requests"
+                f"contract's endpoint {method} {url}"
+                f"{' and the routes it arranges' if arrange is not None else ''}; set endpoint "
+                "to the method and URL the valid call requests, and route the other requests "
+                "it makes in extra_routes"
             )
             return seen
         quote = self._judge(seen, error, value, secrets, is_empty, service_name)
@@ -274,6 +277,7 @@ class Scenario:
         secrets: tuple[str, ...] = (),
         is_empty: Callable[[Any], bool] = lambda value: not value,
         service_name: str | None = None,
+        arrange: Arrange | None = None,
     ) -> Observation:
         """``observe``, then fail with a :class:`ContractViolation` when a rule was broken."""
         __tracebackhide__ = True
@@ -284,6 +288,7 @@ class Scenario:
             secrets=secrets,
             is_empty=is_empty,
             service_name=service_name,
+            arrange=arrange,
         )
         if seen.violation is not None:
             raise ContractViolation(f"{self!r}\n{seen.violation}\n(every rule: {RULES})")
@@ -384,27 +389,6 @@ class Scenario:
         return seen.violation is not None
 
 
-# Idle fake upstreams of scenarios, by method and URL, newest last. A scenario's fake has one
-# route, for the contract's endpoint; building one (a respx router and route, whose call lists
-# are mocks, and the URL's pattern) costs about as much as the tool's call, so the scenarios of
-# one endpoint share one, cleared of its calls and problems before each (see _scenario_fake).
-_IDLE_FAKES: dict[tuple[str, str], tuple[FakeUpstream, FakeRoute]] = {}
-_IDLE_LIMIT = 16
-
-
-def _scenario_fake(method: str, url: str, outcome: Outcome) -> tuple[FakeUpstream, FakeRoute]:
-    """A stopped fake upstream whose one route, ``method url``, gives ``outcome``; no calls,
-    no problems: taken from the idle ones when there is one for this endpoint (so that a
-    scenario run inside another's tool, or in another thread, gets its own), built otherwise."""
-    idle = _IDLE_FAKES.pop((method, url), None)
-    if idle is None:
-        upstream = FakeUpstream(assert_all_called=False)
-        return upstream, upstream.route(method, url).always(outcome)
-    upstream, route = idle
-    upstream._forget()
-    return upstream, route.always(outcome)
-
-
 def _never_called(
     method: str, url: str, error: BaseException | None, planted: tuple[str, ...]
 ) -> str:
@@ -498,11 +482,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _split_endpoint(endpoint: str) -> tuple[str, str]:
-    method, _, url = endpoint.strip().partition(" ")
-    if not url:
-        method, url = "GET", endpoint.strip()
-    return method.upper(), url.strip()
+_split_endpoint = split_endpoint  # the name the recordings' replay imports
 
 
 # -- the matrix of TOOLKIT ------------------------------------------------------------------
