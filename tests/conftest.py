@@ -59,8 +59,8 @@ def without_outer_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-# A real redis-server for the shared-limiter tests, started once when a test asks for it.
-# The socket functions beneath the network guard, recorded instead of called.
+# A real redis-server for the shared-limiter tests, started once when a test asks for it; and
+# the socket functions beneath the network guard, recorded instead of called (below_guard).
 from _guard_stand_in import below_guard  # noqa: E402, F401
 from _redis_server import redis_server  # noqa: E402, F401
 

@@ -236,11 +236,29 @@ def test_leave_checks_only_failing_responses_and_its_errors_reach_the_caller(
     assert called == [410]
 
 
-def test_hardening_again_replaces_what_is_left() -> None:
+def test_hardening_again_replaces_what_is_left(fake_upstream: FakeUpstream) -> None:
+    fake_upstream.get(f"{SITE}/search").respond(404, json={"results": []})
     session = requests.Session()
     n.harden_client("Site", session, leave={404})
     n.harden_client("Site", session)
     assert len(session.hooks["response"]) == 1
+    with fails_with(n.Http404Exception):  # the second hook leaves nothing
+        session.get(f"{SITE}/search")
+
+
+def test_an_async_callable_object_is_refused_when_it_answers(
+    fake_upstream: FakeUpstream,
+) -> None:
+    # An object whose __call__ is async is no coroutine function: it is caught by what it
+    # returns, before its unawaited coroutine could read as "leave every failure".
+    class RobotsProbe:
+        async def __call__(self, response: Any) -> bool:
+            return False
+
+    fake_upstream.get(f"{SITE}/robots.txt").respond(404)
+    session = n.harden_client("Site", requests.Session(), leave=RobotsProbe())
+    with pytest.raises(TypeError, match="returned an awaitable; pass a plain function"):
+        session.get(f"{SITE}/robots.txt")
 
 
 @pytest.mark.parametrize(
@@ -250,12 +268,12 @@ def test_hardening_again_replaces_what_is_left() -> None:
             404,
             TypeError,
             "harden_client(leave=...) takes statuses, such as leave={404}, or a predicate called "
-            "with each failing response, such as leave=lambda response: response.url.path == "
-            '"/robots.txt"; got 404',
+            "with each failing response, such as leave=lambda response: "
+            'str(response.url).endswith("/robots.txt"); got 404',
         ),
-        ("404", TypeError, "\"/robots.txt\"; got '404'"),
-        ([404, "410"], TypeError, "\"/robots.txt\"; '410' is not a status"),
-        ({True}, TypeError, '"/robots.txt"; True is not a status'),
+        ("404", TypeError, "\"/robots.txt\"); got '404'"),
+        ([404, "410"], TypeError, "\"/robots.txt\"); '410' is not a status"),
+        ({True}, TypeError, '"/robots.txt"); True is not a status'),
         (
             {200, 404},
             ValueError,

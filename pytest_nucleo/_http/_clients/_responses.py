@@ -97,7 +97,7 @@ def harden_client(service: str, client: C, *, known: Iterable[str] = (), leave: 
     ``leave`` hands chosen failing responses to the code that sent the request as they are,
     for it (or the SDK) to read: statuses (``leave={404}``: the SDK reads its 404 as "nothing
     found"), or a predicate called with each failing response, the client's own object with
-    its body read (``leave=lambda response: response.url.path == "/robots.txt"``, a probe whose
+    its body read (``leave=lambda response: str(response.url).endswith("/robots.txt")``, a probe whose
     404 means "allowed"), true to leave it. What the predicate raises reaches the caller, as
     from any hook of the client. Only a failing response is ever checked, so only statuses of
     400 or more can be left.
@@ -125,7 +125,7 @@ def harden_client(service: str, client: C, *, known: Iterable[str] = (), leave: 
 
 _LEAVE_FORMS = (
     "statuses, such as leave={404}, or a predicate called with each failing response, such as "
-    'leave=lambda response: response.url.path == "/robots.txt"'
+    'leave=lambda response: str(response.url).endswith("/robots.txt")'
 )
 
 
@@ -140,7 +140,22 @@ def _leave_rule(leave: object) -> Callable[[int, object], bool]:
         )
     if callable(leave):
         predicate = leave
-        return lambda status, response: bool(predicate(response))
+
+        def left(status: int, response: object) -> bool:
+            verdict = predicate(response)
+            if inspect.isawaitable(verdict):
+                # An object with an async __call__ passes the check above; its coroutine would
+                # be true, unawaited, leaving every failing response.
+                if inspect.iscoroutine(verdict):
+                    verdict.close()
+                raise TypeError(
+                    "harden_client(leave=...) calls its predicate from the client's hook, "
+                    f"without awaiting it: {predicate!r} returned an awaitable; pass a plain "
+                    "function"
+                )
+            return bool(verdict)
+
+        return left
     if isinstance(leave, str | bytes | int) or not isinstance(leave, Iterable):
         raise TypeError(f"harden_client(leave=...) takes {_LEAVE_FORMS}; got {leave!r}")
     listed = list(leave)

@@ -482,9 +482,6 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-_split_endpoint = split_endpoint  # the name the recordings' replay imports
-
-
 # -- the matrix of TOOLKIT ------------------------------------------------------------------
 
 CANARIES = (

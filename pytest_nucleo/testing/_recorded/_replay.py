@@ -23,7 +23,7 @@ from pytest_nucleo.testing._contract._scenarios import (
     Kind,
     Observation,
     Scenario,
-    _split_endpoint,
+    split_endpoint,
 )
 from pytest_nucleo.testing._fake._upstream import Outcome
 
@@ -78,7 +78,7 @@ def would_call(endpoint: str, valid_call: Mapping[str, Any], exchange: RecordedE
     holding key, token, secret, sig, passw, auth or session, or starting with X-Amz-) and
     cache busters (``_``, ``cb``, ``nonce``, ``ts``, ``timestamp``).
     """
-    method, url = _split_endpoint(endpoint)
+    method, url = split_endpoint(endpoint)
     try:
         wanted, seen = httpx.URL(url), httpx.URL(exchange.url)
     except (httpx.InvalidURL, TypeError):
