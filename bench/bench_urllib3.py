@@ -13,21 +13,20 @@ Each round times ``--calls`` calls through the fake (urllib3's own ``urlopen``, 
 ``HTTPResponse`` around a pool whose ``_make_request`` the route table answers) and the same
 calls to a ``ThreadingHTTPServer`` on 127.0.0.1 answering the same bytes over kept-alive
 connections; rounds interleave, and the medians are printed with their ratio (below 1: the
-fake is faster than the cheapest real server there is).
+fake is faster than the cheapest real server there is). The server and the rounds are
+bench_urllib.py's too (``_loopback``).
+
+It needs urllib3 2, the one the fake answers, and stops at once on urllib3 1.x.
 """
 
 from __future__ import annotations
 
-import argparse
-import http.server
 import json
-import os
-import statistics
-import threading
-import time
+import sys
 from collections.abc import Callable
 
 import urllib3
+from _loopback import compare
 
 import pytest_nucleo as nucleo
 from pytest_nucleo.testing import FakeUpstream
@@ -37,27 +36,12 @@ MISSING = b'{"error": "no such order"}'
 LARGE = b"x" * 65_536
 
 
-class _Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # connections kept alive, as urllib3's pool keeps them
-    # The head and the body leave in two writes: with Nagle's algorithm on, the body waits
-    # for the client's delayed acknowledgement (40 ms), which no real server makes it pay.
-    disable_nagle_algorithm = True
-
-    def do_GET(self) -> None:
-        if self.path.endswith("/missing"):
-            status, body = 404, MISSING
-        elif self.path.endswith("/large"):
-            status, body = 200, LARGE
-        else:
-            status, body = 200, BODY
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+def _answer(path: str) -> tuple[int, bytes]:
+    if path.endswith("/missing"):
+        return 404, MISSING
+    if path.endswith("/large"):
+        return 200, LARGE
+    return 200, BODY
 
 
 def _calls(base: str) -> dict[str, Callable[[], object]]:
@@ -88,48 +72,24 @@ def _calls(base: str) -> dict[str, Callable[[], object]]:
     return {"ok": ok, "404": missing, "stream": stream}
 
 
-def _time(call: Callable[[], object], count: int) -> float:
-    start = time.perf_counter()
-    for _ in range(count):
-        call()
-    return (time.perf_counter() - start) / count
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--calls", type=int, default=300)
-    options = parser.parse_args()
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    loopback = _calls(f"http://127.0.0.1:{server.server_port}")
-    faked = _calls("http://shop.example")
-    times: dict[tuple[str, str], list[float]] = {}
-    try:
-        for _ in range(options.rounds):
-            for name, call in loopback.items():
-                times.setdefault((name, "loopback"), []).append(_time(call, options.calls))
-            with FakeUpstream(assert_all_called=False) as upstream:
-                upstream.get("http://shop.example/orders/00000042").respond(
-                    200, content=BODY, headers={"Content-Type": "application/json"}
-                )
-                upstream.get("http://shop.example/orders/missing").respond(
-                    404, content=MISSING, headers={"Content-Type": "application/json"}
-                )
-                upstream.get("http://shop.example/large").respond(200, content=LARGE)
-                for name, call in faked.items():
-                    times.setdefault((name, "fake"), []).append(_time(call, options.calls))
-    finally:
-        server.shutdown()
-    print(f"urllib3 through fake_upstream vs http.server on loopback, median of {options.rounds}")
-    print(f"load average: {' '.join(f'{load:.2f}' for load in os.getloadavg())}")
-    print(f"{'call':<8}{'fake':>12}{'loopback':>12}{'ratio':>9}")
-    for name in loopback:
-        fake = statistics.median(times[(name, "fake")])
-        real = statistics.median(times[(name, "loopback")])
-        print(f"{name:<8}{fake * 1e6:>10.1f}us{real * 1e6:>10.1f}us{fake / real:>8.2f}x")
+def _routes(upstream: FakeUpstream, base: str) -> None:
+    upstream.get(f"{base}/orders/00000042").respond(
+        200, content=BODY, headers={"Content-Type": "application/json"}
+    )
+    upstream.get(f"{base}/orders/missing").respond(
+        404, content=MISSING, headers={"Content-Type": "application/json"}
+    )
+    upstream.get(f"{base}/large").respond(200, content=LARGE)
 
 
 if __name__ == "__main__":
-    main()
+    # urllib3 1.x is not faked, and outside pytest no network guard runs: the "fake" calls
+    # would look shop.example up and go to the network.
+    if int(urllib3.__version__.partition(".")[0]) < 2:
+        sys.exit(
+            f"bench_urllib3 measures the fake of urllib3 2, and urllib3 {urllib3.__version__} is "
+            "installed, which the fake does not answer: install urllib3>=2 to run it."
+        )
+    # The head and the body leave in two writes: with Nagle's algorithm on, the body of an
+    # answer on a kept-alive connection waits for the client's delayed acknowledgement.
+    compare("urllib3", __doc__.split("\n")[0], _calls, _answer, _routes, disable_nagle=True)

@@ -618,3 +618,71 @@ def test_a_client_whose_mocking_library_is_missing_breaks_no_other_test(
                 f"brings it; tests that do not call through {client} run as they are."
             ]
         )
+
+
+@pytest.mark.slow
+def test_a_mocking_library_that_does_not_import_refuses_only_its_client(
+    pytester: pytest.Pytester,
+) -> None:
+    # responses installed, but without PyYAML, which it imports first thing: its client is
+    # refused with the import's error, and every other fake works on.
+    pytester.makeconftest(
+        """
+        import sys
+
+        sys.modules["yaml"] = None  # imports of it fail, as when not installed
+        """
+    )
+    pytester.makepyfile(
+        """
+        import httpx
+        import pytest
+        import requests
+
+        URL = "https://api.upstream.example/items/1"
+
+        def test_httpx(fake_upstream):
+            fake_upstream.get(URL).respond(200, text="faked")
+            assert httpx.get(URL).text == "faked"
+
+        def test_requests(fake_upstream):
+            with pytest.raises(AssertionError) as caught:
+                requests.get(URL, timeout=5)
+            print("refused:", caught.value)
+            fake_upstream.problems.clear()  # checked below; left, it would fail the test
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-s", *UNUSED_PLUGINS, "-p", "no:xdist"
+    )
+    result.assert_outcomes(passed=2)
+    assert (
+        "refused: fake_upstream cannot fake requests: responses, the library that fakes it, is "
+        "installed but does not import (ModuleNotFoundError: import of yaml halted; None in "
+        "sys.modules), so this request was not sent. pip install 'pytest-nucleo[requests]' "
+        "brings it with what it needs; tests that do not call through requests run as they are."
+    ) in result.stdout.str()
+
+
+@pytest.mark.parametrize("client", ["requests", "aiohttp"])
+def test_a_missing_mock_does_not_start_over_another_fakes_refusal(client: str) -> None:
+    # Two stand-ins stopped out of order would leave the second's "original", the first's
+    # refusal, in place for the rest of the process.
+    from pytest_nucleo.testing._fake._backends import _aiohttp, _requests
+    from pytest_nucleo.testing._fake._backends._missing import MissingMock
+
+    faked = {"requests": _requests, "aiohttp": _aiohttp}[client].ClientBackend
+    owner, name = faked.entry()
+    real = vars(owner)[name]
+    first, second = MissingMock(faked), MissingMock(faked)
+    first.start(FakeUpstream().router)
+    try:
+        where = f"{owner.__module__}.{owner.__qualname__}.{name}"
+        assert second.refusal() == (
+            f"{where} is already patched by another FakeUpstream, which refuses what {client} "
+            "sends (the library that fakes it is missing): use one per test."
+        )
+    finally:
+        first.stop()
+    assert vars(owner)[name] is real
+    assert second.refusal() is None

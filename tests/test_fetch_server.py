@@ -17,6 +17,8 @@ from pytest_nucleo.testing import FakeUpstream
 from pytest_nucleo.testing._fake import _names
 from tests._frameworks import needs_frameworks
 
+needs_frameworks("mcp_server_fetch")
+
 # readabilipy's pure-Python extractor still calls BeautifulSoup's old names.
 pytestmark = pytest.mark.filterwarnings("ignore:Call to deprecated method:DeprecationWarning")
 
@@ -31,7 +33,6 @@ HTML = (
 
 @pytest.fixture
 def fetch_server(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    needs_frameworks("mcp_server_fetch")
     from mcp_server_fetch import server
     from readabilipy import simple_json
 

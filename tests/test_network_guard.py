@@ -21,7 +21,7 @@ from pytest_nucleo.testing._fake import _names, _refusal
 _NAMES = _network._faked_clients()
 CLIENTS = ", ".join(_NAMES[:-1]) + " and " + _NAMES[-1]
 # The fake's addresses as fnmatch sees them: the first names looked up get the first addresses.
-FAKE_ADDRESS = ".".join(str(_names.FAKE_NETWORK.network_address).split(".")[:3]) + ".*"
+FAKE_ADDRESS = ".".join(str(_names.fake_network().network_address).split(".")[:3]) + ".*"
 
 
 @pytest.fixture
@@ -337,7 +337,7 @@ def test_a_routed_host_resolves_to_an_address_only_the_fake_answers(
         import httpx
         import pytest
 
-        from pytest_nucleo.testing._fake._names import FAKE_NETWORK
+        from pytest_nucleo.testing._fake._names import fake_network
 
         def fetch(url):
             # As a fetch tool guarding against server-side request forgery does: resolve the
@@ -352,7 +352,7 @@ def test_a_routed_host_resolves_to_an_address_only_the_fake_answers(
             fake_upstream.get("https://docs.example/page").respond(200, text="hello")
             assert fetch("https://docs.example/page") == "hello"
             address = socket.gethostbyname("docs.example")
-            assert ipaddress.ip_address(address) in FAKE_NETWORK
+            assert ipaddress.ip_address(address) in fake_network()
             assert socket.gethostbyname_ex("DOCS.example.") == ("docs.example", [], [address])
             [info] = socket.getaddrinfo("docs.example", "https", socket.AF_INET6)
             assert info[4] == (f"::ffff:{address}", 443, 0, 0)
@@ -483,9 +483,8 @@ def test_addresses_and_local_names_resolve_as_themselves_even_when_routed(
             upstream.get("http://docs.example/x").respond(200)
             assert socket.getaddrinfo("127.0.0.1", 9)[0][4][0] == "127.0.0.1"
             assert socket.gethostbyname("localhost") in ("127.0.0.1", "::1")
-            assert ipaddress.ip_address(socket.gethostbyname("docs.example")) in (
-                _names.FAKE_NETWORK
-            )
+            address = socket.gethostbyname("docs.example")
+            assert ipaddress.ip_address(address) in _names.fake_network()
         assert guard.take() == []
     finally:
         guard.end()
@@ -610,6 +609,17 @@ def test_an_async_lookup_of_a_routed_host_resolves_too(
             "redis is not a client the fake answers (httpx and requests): it speaks Redis's "
             "protocol through its own connection pool, not HTTP; use fakeredis",
         ),
+        (
+            _refusal.Caller("urllib3"),
+            "urllib3 is not a client the fake answers (httpx and requests): urllib3 1.x is "
+            "installed, and the fake answers urllib3 from version 2 on (1.x builds its responses "
+            "in urlopen, above where the fake answers); upgrade urllib3",
+        ),
+        (
+            _refusal.Caller("botocore", "urllib3"),
+            "botocore is not a client the fake answers (httpx and requests): urllib3 1.x is "
+            "installed, and the fake answers urllib3 from version 2 on",
+        ),
         (_refusal.Caller(), "the request did not go through a client the fake answers"),
     ],
 )
@@ -626,3 +636,39 @@ def test_why_a_routed_request_missed_the_fake(caller: Any, reason: str) -> None:
         f"respond 200), but {reason}"
     ) in message
     assert "Add one" not in message
+
+
+@pytest.mark.parametrize(("version", "named"), [("1.26.20", False), ("2.2.3", True)])
+def test_a_refusal_names_urllib3_among_the_faked_clients_from_version_2_on(
+    monkeypatch: pytest.MonkeyPatch, version: str, named: bool
+) -> None:
+    # urllib3 1.x builds its responses in urlopen, where its fake does not reach: a refusal
+    # that listed it would call it faked while explaining why it was not.
+    import urllib3
+
+    monkeypatch.setattr(urllib3, "__version__", version)
+    clients = _network._faked_clients()
+    assert ("urllib3" in clients) is named
+    assert [c for c in clients if c != "urllib3"] == [c for c in _NAMES if c != "urllib3"]
+    message = _network._refusal(
+        "connect", "192.31.196.9", 443, by=_refusal.Caller("urllib3"), name="docs.example"
+    ).message
+    if named:
+        assert "urllib3 is a client the fake answers, yet this request went past" in message
+    else:
+        listed = ", ".join(clients[:-1]) + " and " + clients[-1]
+        assert (
+            f"urllib3 is not a client the fake answers ({listed}): urllib3 1.x is installed"
+        ) in message
+
+
+def test_urllib3_s_version_is_read_from_its_distribution_before_it_is_imported(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.metadata
+    import sys
+
+    monkeypatch.delitem(sys.modules, "urllib3")
+    monkeypatch.setattr(importlib.metadata, "version", {"urllib3": "1.26.20"}.__getitem__)
+    assert "urllib3" not in _network._faked_clients()
+    assert "urllib3" not in sys.modules  # read, not imported

@@ -80,12 +80,20 @@ def extra_bringing(distribution: str, *, prefer: str | None = None) -> str | Non
     return min(bringing, key=lambda extra: (len(bringing[extra]), extra), default=None)
 
 
-def fake_missing(client: str, module: str) -> str:
-    """Why ``client`` cannot be faked: ``module``, the library that fakes it, is not installed;
-    and the extra that brings it (the client's own name when the metadata says nothing)."""
+def fake_missing(client: str, module: str, broken: ImportError | None = None) -> str:
+    """Why ``client`` cannot be faked: ``module``, the library that fakes it, is not installed,
+    or is but does not import (``broken``: what it needs is missing); and the extra that
+    brings it (the client's own name when the metadata says nothing)."""
     extra = extra_bringing(module, prefer=client) or client
+    if broken is None:
+        return (
+            f"fake_upstream cannot fake {client}: {module}, the library that fakes it, is not "
+            f"installed, so this request was not sent. {install_line(extra)} brings it; tests "
+            f"that do not call through {client} run as they are."
+        )
     return (
-        f"fake_upstream cannot fake {client}: {module}, the library that fakes it, is not "
-        f"installed, so this request was not sent. {install_line(extra)} brings it; tests "
-        f"that do not call through {client} run as they are."
+        f"fake_upstream cannot fake {client}: {module}, the library that fakes it, is "
+        f"installed but does not import ({type(broken).__name__}: {broken}), so this request "
+        f"was not sent. {install_line(extra)} brings it with what it needs; tests that do not "
+        f"call through {client} run as they are."
     )

@@ -16,22 +16,27 @@ The call is read from the frames too: httplib2's errors do not carry it, but eac
 ``Http.request`` frame holds the URI and method; more than one means a redirect was followed.
 
 Its response, an ``httplib2.Response``, is a dict of the answer's headers, lowercased, with a
-``status``; ``Http.request`` returns the body beside it, so the body is unseen here. The URI
-asked for is its ``content-location`` when the answer gave none.
+``status``; ``Http.request`` returns the body beside it, so the body is unseen here. Its URL is
+its ``content-location``: the service's own, or the URI asked for, which httplib2 adds only to
+a 200 or 203 answer to a safe method (GET, HEAD; an answer it may cache) and to the redirects
+it followed. A failing answer has one only when the service sent it, so its URL mostly reads
+"/": the response does not hold the request.
 """
 
 from __future__ import annotations
 
-import itertools
 from typing import Any, NamedTuple
 
-import httplib2  # type: ignore[import-untyped,unused-ignore]  # it ships no types
+import httplib2
 
 from pytest_nucleo._http._unseen import UNSEEN_BODY
 
 from . import ResponseView, Seen, TransportSeen, frames_of
 from ._kinds import Transport, host_of
-from ._urllib import _protocol_errors, _reason_kind
+from ._urllib import protocol_errors, reading_answer, reason_kind
+
+# httplib2's modules: a ``connect`` from the first of their frames on is the connection's.
+_OWN_MODULES = frozenset({"httplib2"})
 
 # Most specific first. ProxiesUnavailableError (a proxy asked for without PySocks installed)
 # and the Unimplemented*DigestAuthOption errors are the setup's or the client's limits, not
@@ -79,38 +84,6 @@ def _call_of(exc: BaseException) -> _Call | None:
     )
 
 
-def _phase(exc: BaseException) -> tuple[bool, bool]:
-    """Whether ``exc`` was raised while the answer was read, and whether while connecting.
-
-    Connecting is a frame named ``connect`` from httplib2's first frame on: httplib2's own
-    (a real socket's refusal or timeout) or one below it (fake_upstream fails a connection
-    from a ``connect`` of its own); the tool's frames above httplib2 may have any name."""
-    frames = list(frames_of(exc))
-    reading = any(
-        frame.f_globals.get("__name__") == "http.client"
-        and (
-            frame.f_code.co_qualname.startswith("HTTPResponse.")
-            or frame.f_code.co_qualname == "HTTPConnection.getresponse"
-        )
-        for frame in frames
-    )
-    below = itertools.dropwhile(
-        lambda frame: str(frame.f_globals.get("__name__", "")).partition(".")[0] != "httplib2",
-        frames,
-    )
-    connecting = any(frame.f_code.co_name == "connect" for frame in below)
-    return reading, connecting
-
-
-def _socket_kind(exc: OSError) -> Transport:
-    reading, connecting = _phase(exc)
-    if isinstance(exc, TimeoutError):
-        if reading:
-            return Transport.READ_TIMEOUT
-        return Transport.CONNECT_TIMEOUT if connecting else Transport.WRITE_TIMEOUT
-    return _reason_kind(exc, reading)
-
-
 def transport_failure(exc: BaseException) -> Seen | None:
     call = _call_of(exc)
     if isinstance(exc, httplib2.RedirectMissingLocation):
@@ -120,10 +93,11 @@ def transport_failure(exc: BaseException) -> Seen | None:
     if kind is None and call is not None:
         # http.client's errors come here only when the registry hands them over; by their class
         # alone, they are _urllib's, which reads their kind the same way.
-        if isinstance(exc, _protocol_errors()):
+        if isinstance(exc, protocol_errors()):
             kind = Transport.PROTOCOL
         elif isinstance(exc, OSError):
-            kind = _socket_kind(exc)
+            reading = any(reading_answer(frame) for frame in frames_of(exc))
+            kind = reason_kind(exc, reading, _OWN_MODULES)
     if kind is None:
         return None
     if call is None:

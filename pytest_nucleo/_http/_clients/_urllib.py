@@ -14,6 +14,10 @@ The call is read from the traceback as well: urllib's exceptions do not carry th
 the frames that raised them hold it (``urllib.request``'s ``req``, an ``http.client``
 connection or response).
 
+httplib2 lets http.client's and the socket's errors out as they are: ``_httplib2`` reads them
+with the same functions (``protocol_errors``, ``reading_answer``, ``reason_kind``), naming its
+own modules where urllib names ``http.client`` and ``urllib.request``.
+
 This module is found for the builtin exceptions too (a ``ValueError`` of any tool): it imports
 none of urllib, which costs tens of milliseconds, and reads its classes only once they are
 loaded; an object of a module not loaded cannot be one of its.
@@ -25,7 +29,7 @@ import io
 import itertools
 import socket
 import sys
-from types import ModuleType
+from types import FrameType, ModuleType
 from typing import Any, NamedTuple
 
 from pytest_nucleo._http._unseen import UNSEEN_BODY
@@ -34,6 +38,7 @@ from . import ResponseView, TransportSeen, frames_of
 from ._kinds import Transport, host_of
 
 _OWN_MODULES = frozenset({"http.client", "urllib.request"})
+"""The modules whose frames make an error urllib's (``while_connecting`` reads below them)."""
 
 
 def _loaded(name: str) -> Any:
@@ -41,7 +46,7 @@ def _loaded(name: str) -> Any:
     return module
 
 
-def _protocol_errors() -> tuple[type[BaseException], ...]:
+def protocol_errors() -> tuple[type[BaseException], ...]:
     """What http.client raises for an answer it could not read (RemoteDisconnected, a closed
     connection before any status line, is a BadStatusLine). Its other exceptions (a
     CannotSendRequest, a ResponseNotReady) are a tool's misuse of a connection: a bug, not the
@@ -83,9 +88,7 @@ def _call_of(exc: BaseException) -> _Call | None:
         if frame.f_globals.get("__name__") not in _OWN_MODULES:
             continue
         ours = True
-        qualname = frame.f_code.co_qualname
-        if qualname.startswith("HTTPResponse.") or qualname == "HTTPConnection.getresponse":
-            reading = True
+        reading = reading or reading_answer(frame)
         local: Any = frame.f_locals
         req = local.get("req")
         own = local.get("self")
@@ -104,15 +107,26 @@ def _call_of(exc: BaseException) -> _Call | None:
     return _Call(method, url, host or host_of(url), reading, headers, body)
 
 
-def _reason_kind(reason: object, reading: bool) -> Transport:
+def reading_answer(frame: FrameType) -> bool:
+    """Whether ``frame`` is http.client reading an answer (its response, or the connection's
+    ``getresponse``): an error raised below it came after the request was sent."""
+    if frame.f_globals.get("__name__") != "http.client":
+        return False
+    qualname = frame.f_code.co_qualname
+    return qualname.startswith("HTTPResponse.") or qualname == "HTTPConnection.getresponse"
+
+
+def reason_kind(reason: object, reading: bool, own: frozenset[str]) -> Transport:
     """The kind of the socket error ``reason``; ``reading`` says whether the answer was being
-    read when it was raised."""
+    read when it was raised, ``own`` names the client's modules (see ``while_connecting``)."""
     if _is(reason, "ssl", "SSLError") or _is(reason, "ssl", "CertificateError"):
         return Transport.TLS
     if isinstance(reason, TimeoutError):
         if reading:
             return Transport.READ_TIMEOUT
-        return Transport.CONNECT_TIMEOUT if _while_connecting(reason) else Transport.WRITE_TIMEOUT
+        return (
+            Transport.CONNECT_TIMEOUT if while_connecting(reason, own) else Transport.WRITE_TIMEOUT
+        )
     if isinstance(reason, ConnectionRefusedError | socket.gaierror):
         return Transport.CONNECT
     if isinstance(reason, str) and reason.startswith(("unknown url type", "no host given")):
@@ -122,33 +136,37 @@ def _reason_kind(reason: object, reading: bool) -> Transport:
     return Transport.OTHER
 
 
-def _while_connecting(error: BaseException) -> bool:
+def while_connecting(error: BaseException, own: frozenset[str]) -> bool:
     """Whether ``error`` was raised while the connection was made, before any byte of the
     request was sent. urllib raises the same ``URLError(TimeoutError)`` for a connection that
-    timed out and for a request whose sending did: only the traceback tells them apart, by
-    an ``HTTPConnection.connect`` below urllib's and http.client's first frame (the tool's
-    own frames above it may have any name). fake_upstream fails a connection from a
-    ``connect`` of its own, so its texts are those of a real one. An error whose traceback is
-    gone (built by hand, or pickled across processes) is taken for the connection's, by far
-    the more common of the two."""
+    timed out and for a request whose sending did, and httplib2 the same bare ``TimeoutError``:
+    only the traceback tells them apart, by a frame named ``connect`` from the first frame of
+    the client's modules (``own``, with their submodules) on: the client's own connect, or a
+    socket's below it (the tool's frames above the client may have any name). fake_upstream
+    fails a connection from a ``connect`` of its own, so its texts are those of a real one.
+    An error whose traceback is gone (built by hand, or pickled across processes) is taken
+    for the connection's, by far the more common of the two."""
+
+    def outside(frame: FrameType) -> bool:
+        module = str(frame.f_globals.get("__name__", ""))
+        return module not in own and not any(module.startswith(f"{m}.") for m in own)
+
     frames = list(frames_of(error))
-    ours = itertools.dropwhile(
-        lambda frame: frame.f_globals.get("__name__") not in _OWN_MODULES, frames
-    )
-    return not frames or any(frame.f_code.co_name == "connect" for frame in ours)
+    below = itertools.dropwhile(outside, frames)
+    return not frames or any(frame.f_code.co_name == "connect" for frame in below)
 
 
 def _kind(exc: BaseException, call: _Call | None) -> Transport | None:
     reading = call is not None and call.reading
-    if isinstance(exc, _protocol_errors()):
+    if isinstance(exc, protocol_errors()):
         return Transport.PROTOCOL
     if _is(exc, "http.client", "InvalidURL"):
         return Transport.UNSUPPORTED_PROTOCOL
     if _is(exc, "urllib.error", "URLError"):
         # urllib wraps only what failed while the request was sent: the connection, mostly.
-        return _reason_kind(getattr(exc, "reason", None), reading=False)
+        return reason_kind(getattr(exc, "reason", None), False, _OWN_MODULES)
     if isinstance(exc, OSError) and call is not None:
-        return _reason_kind(exc, reading)
+        return reason_kind(exc, reading, _OWN_MODULES)
     return None
 
 

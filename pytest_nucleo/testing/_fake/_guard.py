@@ -10,19 +10,21 @@ is refused too. What it refuses is recorded, and the plugin fails the test with 
 the code under test caught the error.
 
 While a fake upstream runs, the lookup of a host one of its routes names succeeds: it resolves
-to an address of ``FAKE_NETWORK`` (``_names``), which only the fake answers, so a tool that checks the
-address before calling (against private networks, say) still reaches the fake through its
-faked client. A connection to such an address is refused always, guarded test or not: the
-address only the fake answers, and a client that connects to it is one the fake does not answer.
+to an address of the network the session chose (``_names.fake_network()``), which only the
+fake answers, so a tool that checks the address before calling (against private networks,
+say) still reaches the fake through its faked client. A connection to such an address is
+refused always, guarded test or not: the address only the fake answers, and a client that
+connects to it is one the fake does not answer.
 
 Loopback (127.0.0.0/8, ::1, ``localhost``), the unspecified address, this machine's own host
-name, unix sockets and the allowed hosts (``_hosts``) stay allowed. Not covered: raw UDP (``sendto``), C
-extensions with their own sockets (grpc's core, pycurl's libcurl), and event loops that bypass
-Python's socket module (uvloop's ``create_connection``).
+name, unix sockets and the allowed hosts (``_hosts``) stay allowed. Not covered: raw UDP
+(``sendto``), C extensions with their own sockets (grpc's core, pycurl's libcurl), and event
+loops that bypass Python's socket module (uvloop's ``create_connection``).
 
-A refusal names the clients the fake answers, each backend's (``_backends``): the standard
-library's http.client, urllib3 and httplib2 included, so botocore and google-api-python-client,
-which call them, are answered by the fake and never reach the guard.
+A refusal names the clients the fake answers, each backend's (``_backends.faked_clients``): the
+standard library's http.client, urllib3 (from version 2 on) and httplib2 included, so botocore
+and google-api-python-client, which call them, are answered by the fake and never reach the
+guard.
 """
 
 from __future__ import annotations
@@ -35,7 +37,6 @@ from typing import Any
 from . import _names
 from ._hosts import AllowList, host_name, ip_of
 from ._names import (
-    FAKE_NETWORK,
     fake_address,
     fake_addrinfo,
     fake_name_of,
@@ -46,7 +47,6 @@ from ._names import (
 from ._refusal import Caller, Tried, find_caller, refusal_message
 
 __all__ = [
-    "FAKE_NETWORK",
     "AllowList",
     "Blocked",
     "Guard",
@@ -152,14 +152,14 @@ def uninstall(guard: Guard) -> None:
 def _faked_clients() -> list[str]:
     """The clients the fake answers (read when a refusal is worded: the backends' module
     imports httpx and respx, which the plugin's import must not)."""
-    from ._backends import _BACKENDS
+    from ._backends import faked_clients
 
-    return [client for client, _ in _BACKENDS]
+    return faked_clients()
 
 
 def _refusal(kind: str, host: str, port: object, *, by: Caller, name: str | None = None) -> Blocked:
     """The refusal of a lookup (``kind="lookup"``) or connection of ``host``; ``name`` is the
-    host the fake gave ``host`` (an address of ``FAKE_NETWORK``) to."""
+    host the fake gave ``host`` (an address of the chosen network) to."""
     tried = Tried(kind, host, port)
     message = refusal_message(
         tried,
@@ -213,9 +213,8 @@ def _refuse(blocked: Blocked) -> None:
 def _check_connect(host: object, port: object) -> None:
     name = host_name(host)
     fake_name = fake_name_of(host)
-    if (
-        fake_name is not None
-    ):  # an address only the fake answers: refused whatever the test may reach
+    # An address only the fake answers: refused whatever the test may reach.
+    if fake_name is not None:
         _refuse(_refusal("connect", name, port, by=find_caller(2), name=fake_name))
     if not _guards or not _guards[-1].guarding() or _is_local(host):
         return

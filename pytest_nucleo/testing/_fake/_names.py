@@ -48,9 +48,6 @@ SHARED_NETWORK = ipaddress.IPv4Network("100.64.0.0/10")
 """Where the fake's names resolve with ``shared``: the shared address space (RFC 6598), which a
 tool's check against non-public addresses refuses. Every connection to it is refused."""
 
-FAKE_NETWORK = PUBLIC_NETWORK
-"""The network of the default setting (kept under this name for the guard)."""
-
 ADDRESS_CHOICES = ("public", "shared")
 """The values of ``--nucleo-fake-addresses``, the default first."""
 

@@ -183,7 +183,11 @@ def _why_not_faked(caller: Caller, faked: list[str], clients: str) -> str:
             "its own)"
         )
     if caller.library is not None:
-        why = _NOT_REACHED.get(caller.library.partition(".")[0], _OWN_CONNECTIONS)
+        why = _NOT_REACHED.get(caller.library.partition(".")[0])
+        if why is None and caller.through is not None:
+            # The library below it may be what the fake misses (botocore through urllib3 1.x).
+            why = _NOT_REACHED.get(caller.through.partition(".")[0])
+        why = why or _OWN_CONNECTIONS
         return f"{caller.library} is not a client the fake answers ({clients}): {why}"
     if caller.code is not None:
         return (
@@ -205,6 +209,11 @@ _DATABASE = (
     "it speaks its database's protocol through connections of its own, not HTTP; run the "
     "database on 127.0.0.1 for the test, or mock the tool's data layer"
 )
+_WEBSOCKET = (
+    "a WebSocket is a connection it keeps open, not a request the fake answers; serve the "
+    "socket on 127.0.0.1 (websockets.serve)"
+)
+_TWISTED = "Twisted opens its own connections; fake treq's calls with treq.testing.StubTreq"
 _NOT_REACHED: dict[str, str] = {
     "grpc": (
         "gRPC speaks HTTP/2 through its own C core; fake the service in process with grpc's "
@@ -218,20 +227,19 @@ _NOT_REACHED: dict[str, str] = {
         "it speaks Redis's protocol through its own connection pool, not HTTP; use fakeredis, "
         "or a redis-server on 127.0.0.1"
     ),
-    "websocket": (
-        "a WebSocket is a connection it keeps open, not a request the fake answers; serve the "
-        "socket on 127.0.0.1 (websockets.serve)"
-    ),
-    "websockets": (
-        "a WebSocket is a connection it keeps open, not a request the fake answers; serve the "
-        "socket on 127.0.0.1 (websockets.serve)"
+    "websocket": _WEBSOCKET,
+    "websockets": _WEBSOCKET,
+    "urllib3": (
+        "urllib3 1.x is installed, and the fake answers urllib3 from version 2 on (1.x builds "
+        "its responses in urlopen, above where the fake answers); upgrade urllib3 (pip install "
+        "'urllib3>=2'), or mock the call where the tool makes it (unittest.mock)"
     ),
     "tornado": (
         "tornado's HTTP client opens its own connections; serve the upstream on 127.0.0.1 "
         "(tornado.testing's AsyncHTTPTestCase)"
     ),
-    "twisted": "Twisted opens its own connections; fake treq's calls with treq.testing.StubTreq",
-    "treq": "Twisted opens its own connections; fake treq's calls with treq.testing.StubTreq",
+    "twisted": _TWISTED,
+    "treq": _TWISTED,
     "paramiko": "SSH is not HTTP; mock paramiko.SSHClient where the tool calls it",
     "smtplib": (
         "mail is not HTTP; serve SMTP on 127.0.0.1 (aiosmtpd), or mock smtplib.SMTP where the "
@@ -247,7 +255,8 @@ _NOT_REACHED: dict[str, str] = {
     "pymysql": _DATABASE,
 }
 """Libraries the fake does not reach, by top-level name (the standard library's by module):
-why, and what usually fakes them in a test."""
+why, and what usually fakes them in a test. urllib3 is one only before version 2, when the
+clients a refusal names leave it out (``_backends.faked_clients``)."""
 
 
 def _url(tried: Tried) -> str:

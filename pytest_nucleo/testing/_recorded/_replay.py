@@ -18,13 +18,8 @@ from urllib.parse import unquote
 
 import httpx
 
-from pytest_nucleo.testing._contract._scenarios import (
-    Expectation,
-    Kind,
-    Observation,
-    Scenario,
-    split_endpoint,
-)
+from pytest_nucleo.testing._contract._scenario_fakes import split_endpoint
+from pytest_nucleo.testing._contract._scenarios import Expectation, Kind, Observation, Scenario
 from pytest_nucleo.testing._fake._upstream import Outcome
 
 from ._recording import RecordedExchange, RecordingError, read_recording, recorded_scenario

@@ -18,8 +18,9 @@ light, a test pays only for the clients it uses, and no client is imported for t
 A backend that fakes its client with a library of its own (``responses``, ``aioresponses``)
 names it as ``mock``, imports it only when it runs, and names as ``entry`` where its client's
 requests enter. A client can be installed without that library (langchain brings requests, not
-``responses``): its backend is then stood in for by ``_missing.MissingMock``, which refuses the
-client's requests naming the extra to install, and every other client is faked as usual.
+``responses``), or with one that does not import (a dependency of it missing): its backend is
+then stood in for by ``_missing.MissingMock``, which refuses the client's requests naming the
+extra to install (and the import's error), and every other client is faked as usual.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import functools
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.metadata
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
@@ -74,24 +76,55 @@ def _factory(client: str) -> Callable[[], Backend]:
         module = dict(_BACKENDS)[client]
         loaded = importlib.import_module(f"{__name__}.{module}")
         factory = loaded.ClientBackend
-        mock = getattr(factory, "mock", None)
-        if mock is not None and not _importable(mock):
+        mock: str | None = getattr(factory, "mock", None)
+        failure = _import_failure(mock) if mock is not None else None
+        if mock is not None and failure is not None:
             from ._missing import MissingMock
 
-            factory = functools.partial(MissingMock, loaded.ClientBackend)
+            broken = failure if _is_broken(failure, mock) else None
+            factory = functools.partial(MissingMock, loaded.ClientBackend, broken)
         _loaded[client] = factory
     return factory
 
 
-def _importable(module: str) -> bool:
-    """Whether ``module`` imports (it is then imported: its fake is about to use it)."""
+def _import_failure(module: str) -> ImportError | None:
+    """Why ``module`` does not import, or None when it does (it is then imported: its fake is
+    about to use it)."""
     try:
         importlib.import_module(module)
-    except ModuleNotFoundError as error:
-        if error.name is not None and error.name.partition(".")[0] != module.partition(".")[0]:
-            raise  # installed, but what it needs is not: a broken install, said as it is
-        return False
-    return True
+    except ImportError as error:
+        return error
+    return None
+
+
+def _is_broken(error: ImportError, module: str) -> bool:
+    """Whether ``error`` is of ``module`` installed without what it needs (a dependency
+    missing, or of a version without a name it imports), rather than of ``module`` missing.
+    Either way only its client is refused, with the error in the message: a broken install
+    must not fail every test that uses the fake."""
+    missing = error.name if isinstance(error, ModuleNotFoundError) else None
+    return missing is None or missing.partition(".")[0] != module.partition(".")[0]
+
+
+def faked_clients() -> list[str]:
+    """The clients the fake answers, as a refusal of the network guard names them. urllib3 only
+    from version 2 on: 1.x builds its responses in ``urlopen``, above where its fake answers,
+    so its backend leaves it alone (``_urllib3``). Its version is read from the module when it
+    is imported, else from the installed distribution; without either it is named as the
+    clients not installed are."""
+    return [client for client, _ in _BACKENDS if client != "urllib3" or _urllib3_faked()]
+
+
+def _urllib3_faked() -> bool:
+    module = sys.modules.get("urllib3")
+    version = getattr(module, "__version__", None)
+    if not isinstance(version, str):
+        try:
+            version = importlib.metadata.version("urllib3")
+        except importlib.metadata.PackageNotFoundError:
+            return True
+    major = version.partition(".")[0]
+    return not major.isdigit() or int(major) >= 2
 
 
 def backend_factories() -> list[Callable[[], Backend]]:

@@ -26,7 +26,7 @@ and http.client, serves as it is.
 
 from __future__ import annotations
 
-import httplib2  # type: ignore[import-untyped,unused-ignore]  # it ships no types
+import httplib2
 
 from ._urllib import ConnectBackend, real_connects
 
