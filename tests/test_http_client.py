@@ -478,3 +478,27 @@ def test_values_sent_unreserved_are_their_own_encoded_forms() -> None:
             skipped += 1
             assert quote(value, safe="") == quote_plus(value) == value, repr(value)
     assert skipped > 5_000
+
+
+def test_values_sent_reads_the_parameters_an_sdk_kept_before_encoding() -> None:
+    """An SDK's form or query arguments, as a mapping: masked as a query's values are."""
+    from pytest_nucleo._http._clients._sent import values_sent
+
+    params = {
+        "customer": "cus_canary0123",
+        "amount": 123456789,
+        "note": "a b&c=d",
+        "capture": False,  # a flag: "False" would mask that word in every text
+        "metadata": {"order": "ord_nested0123"},  # nested: not read
+        "none": None,
+    }
+    values = values_sent(
+        "POST", "https://api.example/v1/charges?token=tok-in-url", (), None, params=params
+    )
+    assert {"cus_canary0123", "123456789", "a b&c=d", "a%20b%26c%3Dd", "tok-in-url"} <= set(values)
+    assert not {"False", "ord_nested0123", "None"} & set(values)
+    assert values_sent("GET", "", (), None, params=params) == tuple(
+        v for v in values if v != "tok-in-url"
+    )
+    # A URL urlsplit refuses keeps the parameters' values all the same.
+    assert "cus_canary0123" in values_sent("GET", "http://[::1", (), None, params=params)

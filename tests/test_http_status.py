@@ -323,6 +323,35 @@ def test_throttle_answers_are_detected(status: int, body: bytes, headers: dict[s
     assert "throttling" in exc.explain_to_llm()
 
 
+@pytest.mark.parametrize(
+    ("status", "body", "expected"),
+    [
+        # Words no rule reads as a throttle, under a status the throttle rule does not read.
+        (400, b"<Error><Code>EC2ThrottledException</Code></Error>", HttpThrottledStatusException),
+        (500, b"Rate exceeded", HttpThrottledStatusException),
+        # Words of a quota used up: the caller knows the answer is a throttle all the same.
+        (403, b"You exceeded your current quota, please check your plan and billing details.",
+         HttpThrottledStatusException),
+        (429, b"You exceeded your current quota, please check your plan and billing details.",
+         nucleo.Http429Exception),
+        (402, b"", HttpThrottledStatusException),
+    ],
+)  # fmt: skip
+def test_an_answer_the_caller_knows_is_a_throttle_reads_as_one(
+    status: int, body: bytes, expected: type[Exception]
+) -> None:
+    exc = http_exception("Svc", "/x", status, body, {"retry-after": "7"}, throttled=True)
+    assert type(exc) is expected
+    assert exc.status_code == status  # type: ignore[attr-defined]
+    assert exc.retry_after == 7.0  # type: ignore[attr-defined]
+    assert "throttling" in exc.explain_to_llm()
+    # With no wait stated too, where a quota's words would read as a quota used up.
+    assert type(http_exception("Svc", "/x", status, body, throttled=True)) is expected
+    assert type(http_exception("Svc", "/x", status, body)) is not expected  # without it
+    with pytest.raises(ValueError, match="is a success"):
+        http_exception("Svc", "/x", 200, body, throttled=True)
+
+
 def test_a_throttle_answer_keeps_the_wait_it_asked_for() -> None:
     by_seconds = http_exception("Svc", "/x", 403, b"rate limit", {"Retry-After": "60"})
     assert by_seconds.retry_after == 60.0  # type: ignore[attr-defined]

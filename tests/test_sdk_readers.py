@@ -149,6 +149,11 @@ AWS_CALLS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "s3": ("s3", "get_object", {"Bucket": "acme-notes", "Key": "notes/2026-12-07.txt"}),
     "dynamodb": ("dynamodb", "get_item", {"TableName": "notes", "Key": {"id": {"S": "n-7"}}}),
     "lambda": ("lambda", "invoke", {"FunctionName": "summarise"}),
+    "cloudformation": (
+        "cloudformation",
+        "create_stack",
+        {"StackName": "acme-notes", "TemplateBody": "{}"},
+    ),
 }
 
 
@@ -205,10 +210,12 @@ AWS_CASES = {
         ("dynamodb", "ResourceNotFoundException", "Requested resource not found", 400),
         Reads(nucleo.ResourceNotFoundException, correctable=True, says="ResourceNotFoundException"),
     ),
-    # A throttle code the generic rules do not know, as botocore's retry rules list it.
-    "dynamodb-limit-exceeded": (
-        ("dynamodb", "LimitExceededException", "Too many operations for a given subscriber.", 400),
-        Reads(nucleo.HttpThrottledStatusException, says="HTTP 400"),
+    # A throttle code in botocore's retry list, but CloudFormation's (a query API) for a quota
+    # reached: https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/CommonErrors.html
+    # Waiting will not help: it reads as the 400 it came with.
+    "cloudformation-limit-exceeded": (
+        ("cloudformation", "LimitExceededException", "The quota for the resource has already been reached.", 400),
+        Reads(nucleo.Http400Exception, correctable=True, says="HTTP 400"),
     ),
     "dynamodb-validation": (
         ("dynamodb", "ValidationException", "Value null at 'tableName' failed to satisfy constraint", 400),
@@ -253,7 +260,34 @@ def test_the_aws_throttle_codes_cover_botocore_s_own() -> None:
 
     from pytest_nucleo._http._profiles._aws import THROTTLING_CODES
 
-    assert set(standard.ThrottledRetryableChecker._THROTTLED_ERROR_CODES) <= THROTTLING_CODES
+    botocore_s = set(standard.ThrottledRetryableChecker._THROTTLED_ERROR_CODES)
+    # All but LimitExceededException: CloudFormation sends it for a quota reached, where
+    # waiting does not help (see the list's comment); a 429 with it is a throttle anyway.
+    assert botocore_s - {"LimitExceededException"} <= THROTTLING_CODES
+    assert "LimitExceededException" not in THROTTLING_CODES
+
+
+def test_a_botocore_query_api_names_the_operation_unmasked() -> None:
+    # The query protocol sends the operation's name as its Action value: it is not a value of
+    # the caller's to mask, and it is the endpoint shown.
+    message = "Stack [acme-notes] already exists"
+    failure = under_llm_errors(
+        aws_error("cloudformation", "AlreadyExistsException", message, 400), None
+    )
+    assert failure.endpoint == "CreateStack"  # type: ignore[attr-defined]
+    text = failure.explain_to_llm()
+    assert "rejected the request to CreateStack" in text
+    assert "acme-notes" not in text  # the caller's own value, masked as any client's
+
+
+def test_an_aws_throttle_code_on_a_success_reads_as_no_failure() -> None:
+    # A 2xx is not a failure whatever its body says (S3's CopyObject may answer 200 with an
+    # error document): the mapping reads it as any exception rather than raising.
+    exceptions = sdk("botocore.exceptions")
+    error = exceptions.ClientError(
+        {"Error": {"Code": "Throttling"}, "ResponseMetadata": {"HTTPStatusCode": 200}}, "PutItem"
+    )
+    assert type(nucleo.unwrap(error)) is nucleo.SystemException
 
 
 @pytest.mark.parametrize(
@@ -506,9 +540,25 @@ def grpc_errors() -> dict[str, tuple[BaseException, Reads]]:
             exceptions.InvalidArgument("Invalid resource field value in the request."),
             Reads(nucleo.Http400Exception, correctable=True, says="HTTP 400"),
         ),
+        # gRPC's own UNAVAILABLE: no answer came. The channel never connected: nothing sent.
+        "unavailable-never-connected": (
+            exceptions.ServiceUnavailable(
+                "failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:443: "
+                "Failed to connect to remote host: Connection refused"
+            ),
+            Reads(nucleo.ExternalServiceException, says="Nothing was sent"),
+        ),
+        # Any other: the request may have reached the service.
         "unavailable": (
-            exceptions.ServiceUnavailable("The service is currently unavailable."),
-            Reads(nucleo.Http503Exception, says="HTTP 503"),
+            exceptions.ServiceUnavailable("Socket closed"),
+            Reads(nucleo.ExternalServiceException, says="may have acted on it"),
+        ),
+        # An UNAVAILABLE with typed details came from the server: its answer, and its wait.
+        "unavailable-answered": (
+            exceptions.ServiceUnavailable(
+                "The service is currently unavailable.", details=[retry_info]
+            ),
+            Reads(nucleo.Http503Exception, wait=43.0, says="HTTP 503"),
         ),
         # The call's own deadline ran out: no answer came.
         "deadline-exceeded": (
@@ -519,16 +569,17 @@ def grpc_errors() -> dict[str, tuple[BaseException, Reads]]:
         "retry-error": (
             exceptions.RetryError(
                 "Timeout of 600.0s exceeded",
-                exceptions.ServiceUnavailable("The service is currently unavailable."),
+                exceptions.InternalServerError("Internal error encountered."),
             ),
-            Reads(nucleo.Http503Exception, says="HTTP 503"),
+            Reads(nucleo.Http500Exception, says="HTTP 500"),
         ),
     }
 
 
 GRPC_CASES = (
     "not-found", "resource-exhausted-retry-info", "resource-exhausted-quota", "permission-denied",
-    "unauthenticated", "invalid-argument", "unavailable", "deadline-exceeded", "retry-error",
+    "unauthenticated", "invalid-argument", "unavailable-never-connected", "unavailable",
+    "unavailable-answered", "deadline-exceeded", "retry-error",
 )  # fmt: skip
 
 
@@ -541,7 +592,24 @@ def test_a_google_api_core_grpc_error_reads_as_its_code(
     def make_call() -> object:
         raise exc
 
-    check(under_llm_errors(make_call, "Secret Manager"), reads, llm_snapshot)
+    failure = under_llm_errors(make_call, "Secret Manager")
+    check(failure, reads, llm_snapshot)
+    answered = reads.cls is not nucleo.ExternalServiceException
+    assert isinstance(failure, nucleo.HttpErrorResponse) is answered
+    if answered:  # no client method in the traceback: the call, not the service's root "/"
+        assert failure.endpoint == "the call"  # type: ignore[attr-defined]
+        assert " / " not in failure.explain_to_llm()
+
+
+def test_a_google_api_core_grpc_cancel_is_the_caller_s_own() -> None:
+    exceptions = sdk("google.api_core.exceptions")
+    from pytest_nucleo._http._sdks import sdk_reading
+
+    # The caller cancelled the call: nothing the service said, read as any exception (it
+    # was an answer of status 499 before).
+    cancelled = exceptions.Cancelled("Locally cancelled by application!")
+    assert sdk_reading(cancelled) is None
+    assert type(nucleo.unwrap(cancelled)) is nucleo.SystemException
 
 
 def test_a_google_api_core_grpc_error_names_the_client_method_called() -> None:
@@ -967,6 +1035,44 @@ def test_a_reader_never_raises_and_an_odd_exception_reads_as_before(
     )
     monkeypatch.delattr(exceptions, "ClientError")
     assert type(nucleo.unwrap(error)) is nucleo.SystemException
+
+
+def test_a_profile_or_a_rule_that_raises_never_escapes_the_mapping(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pytest_nucleo._http import _profiles
+    from pytest_nucleo._http._sdks import _failure
+
+    def raising(*_: object, **__: object) -> None:
+        raise RuntimeError("a bug in a profile or a rule")
+
+    # The aws profile reads this code as a credentials failure; the generic rules, a 400.
+    message = "The security token included in the request is invalid."
+    error = raised_by(aws_error("dynamodb", "UnrecognizedClientException", message, 400))
+    assert isinstance(nucleo.unwrap(error), nucleo.UnauthorizedException)
+    # A profile that raises leaves the answer to the generic rules: the 400 it came with.
+    monkeypatch.setattr(_profiles, "profile_failure", raising)
+    assert type(nucleo.unwrap(error)) is nucleo.Http400Exception
+    # Rules that raise leave the exception to read as any other.
+    monkeypatch.setattr(_failure, "seen_failure", raising)
+    assert type(nucleo.unwrap(error)) is nucleo.SystemException
+    assert not nucleo.is_not_found(error)
+
+
+def test_a_googleapiclient_answer_naming_its_own_location_masks_the_uri_asked() -> None:
+    errors = sdk("googleapiclient.errors")
+    import httplib2
+
+    key = "plainKeyValue0123"  # no shape a pattern knows: masked only as a value sent
+    uri = f"https://books.googleapis.com/books/v1/volumes/x?key={key}"
+    response = httplib2.Response(
+        {"status": 400, "content-location": "https://books.googleapis.com/v1/elsewhere", **_JSON}
+    )
+    body = google_error(400, {"message": f"Bad key {key}", "status": "INVALID_ARGUMENT"})
+    failure = nucleo.unwrap(errors.HttpError(response, body.encode(), uri=uri))
+    assert isinstance(failure, nucleo.Http400Exception)
+    assert failure.endpoint == "/v1/elsewhere"
+    assert key not in failure.explain_to_llm()
 
 
 def test_no_sdk_is_imported_to_map_another_exception() -> None:

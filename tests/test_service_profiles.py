@@ -147,10 +147,53 @@ def test_stripe_a_declined_card_quotes_its_decline_code(llm_snapshot: SnapshotAs
         (b'{"__type":"com.amazon.coral.validate#ValidationException","message":"1 validation '
          b"error detected: Value null at 'tableName' failed to satisfy constraint\"}",
          nucleo.InvalidInputException),
+        # In botocore's throttle list, but CloudFormation's for a quota reached: the 400 it is.
+        # https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/CommonErrors.html
+        (b"<ErrorResponse><Error><Type>Sender</Type><Code>LimitExceededException</Code><Message>"
+         b"The quota for the resource has already been reached.</Message></Error></ErrorResponse>",
+         nucleo.Http400Exception),
     ],
 )  # fmt: skip
 def test_aws_a_400_reads_by_its_error_code(body: bytes, expected: type[Exception]) -> None:
     assert isinstance(failure("aws", 400, body), expected)
+
+
+# https://docs.aws.amazon.com/AmazonS3/latest/API/API_CopyObject.html: "a 200 OK response can
+# contain either a success or an error"; https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html
+S3_SLOW_DOWN = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code><Message>Please '
+    b"reduce your request rate.</Message><RequestId>4442587FB7D0A2F9</RequestId></Error>"
+)
+
+
+def test_aws_a_success_with_an_error_document_stays_a_success() -> None:
+    class S3(nucleo.ServiceClient):
+        service_name = "S3"
+        base_url = BASE
+        profile = "aws"
+
+    with respx.mock:
+        respx.put(f"{BASE}/notes/copy.txt").respond(200, content=S3_SLOW_DOWN)
+        assert S3().request("PUT", "/notes/copy.txt").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        (503, nucleo.HttpThrottledStatusException),
+        (429, nucleo.Http429Exception),
+        (500, nucleo.HttpThrottledStatusException),
+    ],
+)
+def test_aws_a_throttle_code_is_a_throttle_under_any_failing_status(
+    status: int, expected: type[Exception]
+) -> None:
+    # The generic rules read no throttle in these words under a 500; the code says it is one.
+    body = b'{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException","message":"Rate exceeded"}'
+    exc = failure("aws", status, body, {"Retry-After": "5"})
+    assert type(exc) is expected
+    assert exc.status_code == status  # type: ignore[attr-defined]
+    assert exc.retry_after == 5.0  # type: ignore[attr-defined]
 
 
 # https://cloud.google.com/apis/design/errors#http_mapping

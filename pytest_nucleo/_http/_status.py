@@ -12,6 +12,7 @@ status           class                          is a
 500 502 503      Http500/502/503Exception       ExternalServiceException
 any other        HttpUnmappedStatusException    ExternalServiceException
 400 401 403 503  HttpThrottledStatusException   UpstreamThrottleException    (body says throttle)
+any but 429      HttpThrottledStatusException   UpstreamThrottleException    (throttled=True)
 402              HttpQuotaExhaustedException    ExternalServiceException     (only the user can act)
 400 403 429      HttpQuotaExhaustedException    ExternalServiceException     (body says quota)
 ```
@@ -434,7 +435,9 @@ class Http429Exception(_Throttled):
 
 class HttpThrottledStatusException(_Throttled):
     """A 400, 401, 403 or 503 whose body says the service is throttling (rate limits, robot
-    checks; see :data:`THROTTLE_PATTERNS`). ``status_code`` is the status really sent."""
+    checks; see :data:`THROTTLE_PATTERNS`), or an answer of any status but 429 that the caller
+    knows is a throttle (``http_exception(..., throttled=True)``: a vendor's throttle code).
+    ``status_code`` is the status really sent."""
 
     _text = (
         "The external service {name} is throttling our requests: it answered {endpoint} with "
@@ -567,6 +570,7 @@ def http_exception(
     *,
     known: Iterable[str] = (),
     default_wait: float | None = None,
+    throttled: bool = False,
 ) -> LLMReadableCheckedException:
     """The exception for a received non-2xx response; it is always an :class:`HttpErrorResponse`.
 
@@ -582,8 +586,12 @@ def http_exception(
     ``known`` are values the caller sent (credentials, header and query values): they are
     masked wherever they appear. A 400, 401, 403 or 503 whose body says throttle (see
     :data:`THROTTLE_PATTERNS`, and :data:`THROTTLE_400_PATTERNS` for a 400), or a 401/403 with
-    ``x-ratelimit-remaining: 0``, gives :class:`HttpThrottledStatusException`. A 2xx status is
-    not a failure: ValueError.
+    ``x-ratelimit-remaining: 0``, gives :class:`HttpThrottledStatusException`.
+    ``throttled=True`` says the caller knows the answer is a throttle (a vendor's own throttle
+    code, such as AWS's ``SlowDown`` or ``ThrottlingException``): it reads as one whatever its
+    status and body say, :class:`Http429Exception` for a 429 and
+    :class:`HttpThrottledStatusException` for any other, keeping the status sent and the wait
+    stated. A 2xx status is not a failure: ValueError.
     """
     if 200 <= status <= 299:
         raise ValueError(
@@ -601,13 +609,19 @@ def http_exception(
         headers_seen=headers is not UNSEEN_HEADERS,
     )
     shown = _Shown(safe_endpoint(endpoint, known))
-    if status == 402 or (
-        status in QUOTA_RULE_STATUSES and retry_after is None and body_says_quota(body)
+    # A throttle the caller knows of is not read for a quota: the vendor's code says waiting
+    # helps, whatever words of "limit" or "quota" its message holds.
+    if not throttled and (
+        status == 402
+        or (status in QUOTA_RULE_STATUSES and retry_after is None and body_says_quota(body))
     ):
         return HttpQuotaExhaustedException(service, shown, said, retry_after, status)
-    if status in THROTTLE_RULE_STATUSES and (
-        body_says_throttled(body, status=status)
-        or (status in (401, 403) and headers_say_throttled(headers))
+    if (throttled and status != 429) or (
+        status in THROTTLE_RULE_STATUSES
+        and (
+            body_says_throttled(body, status=status)
+            or (status in (401, 403) and headers_say_throttled(headers))
+        )
     ):
         return HttpThrottledStatusException(
             service, shown, said, _or(retry_after, default_wait), status

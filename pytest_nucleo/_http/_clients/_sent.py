@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, urlencode, urlsplit, urlunsplit
 
 import httpx
 
@@ -116,9 +116,18 @@ def _scalars(value: Any) -> tuple[list[str], list[str]]:
 
 
 def values_sent(
-    method: str, url: str, headers: Iterable[tuple[str, str]], body: bytes | str | None
+    method: str,
+    url: str,
+    headers: Iterable[tuple[str, str]],
+    body: bytes | str | None,
+    *,
+    params: Mapping[str, object] | None = None,
 ) -> tuple[str, ...]:
-    """:func:`sent_values` of a request with these parts; never raises on odd parts."""
+    """:func:`sent_values` of a request with these parts; never raises on odd parts.
+
+    ``params`` are arguments the request carried that ``url`` and ``body`` do not show, as an
+    SDK keeps them before encoding (a form's fields, a query's parameters): each string and
+    number among their values counts as a query value (nested values are not read)."""
     pairs = [(str(name), str(value)) for name, value in headers]
     content = body.encode("utf-8", "replace") if isinstance(body, str) else body or b""
     try:
@@ -127,9 +136,10 @@ def values_sent(
         # sent_values reads the URL's userinfo and query only: the path (often the longest
         # part, and costly for httpx to parse) is left out of the copy.
         netloc = f"{userinfo}@invalid" if userinfo else "invalid"
-        bare = urlunsplit(("http", netloc, "/", parts.query, ""))
-    except ValueError:
-        parts, bare = None, "http://invalid/"
+        query = "&".join(q for q in (parts.query, _query_of(params)) if q)
+    except ValueError:  # a malformed netloc
+        parts, netloc, query = None, "invalid", _query_of(params)
+    bare = urlunsplit(("http", netloc, "/", query, ""))
     try:
         return sent_values(httpx.Request(method or "GET", bare, headers=pairs, content=content))
     except (httpx.InvalidURL, ValueError, TypeError, UnicodeError):
@@ -140,5 +150,22 @@ def values_sent(
     )
     if parts is not None:
         values.extend(part for part in (parts.username, parts.password) if part)
-        values.extend(value for _, value in parse_qsl(parts.query))
+    values.extend(value for _, value in parse_qsl(query))
     return tuple(dict.fromkeys(v for v in values if len(v) >= 4))
+
+
+def _query_of(params: Mapping[str, object] | None) -> str:
+    """``params``' strings and numbers as a query string; "" for none. A flag (a bool) is
+    left out: its "True" would mask that word wherever a text holds it. Never raises."""
+    if not params:
+        return ""
+    try:
+        return urlencode(
+            [
+                (str(name), str(value))
+                for name, value in params.items()
+                if isinstance(value, str | int | float) and not isinstance(value, bool)
+            ]
+        )
+    except ValueError:  # an integer too long to write out
+        return ""

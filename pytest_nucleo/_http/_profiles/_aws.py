@@ -19,15 +19,14 @@ from pytest_nucleo._exceptions import (
     LLMReadableCheckedException,
     ResourceNotFoundException,
     UnauthorizedException,
-    UpstreamThrottleException,
 )
 from pytest_nucleo._http._clients import ResponseView
-from pytest_nucleo._http._status import HttpThrottledStatusException, http_exception
-from pytest_nucleo._http._waits import stated_wait
-from pytest_nucleo._text._excerpt import body_excerpt, safe_endpoint
+from pytest_nucleo._http._status import http_exception
+from pytest_nucleo._text._excerpt import safe_endpoint
 from pytest_nucleo._text._render import VALUE_LIMIT, one_line
+from pytest_nucleo._text._values import text
 
-from ._json_error import json_object, text
+from ._json_error import json_object
 
 _CREDENTIALS = frozenset(
     {
@@ -40,13 +39,16 @@ _CREDENTIALS = frozenset(
 # standard retry mode, ThrottledRetryableChecker, and the legacy mode's _retry.json):
 # https://github.com/boto/botocore/blob/develop/botocore/retries/standard.py
 # https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html
+# All but LimitExceededException: botocore lists every code seen as a throttle anywhere (this
+# one for Kinesis), but CloudFormation sends it under a 400 for a resource quota reached (too
+# many stacks), where telling the model to wait is wrong. Under a 400 it reads as the 400 it
+# came with; under a 429 it is a throttle by the generic rules.
 THROTTLING_CODES = frozenset(
     {
         "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException",
         "TooManyRequestsException", "ProvisionedThroughputExceededException",
         "TransactionInProgressException", "RequestLimitExceeded", "BandwidthLimitExceeded",
-        "LimitExceededException", "RequestThrottled", "SlowDown", "PriorRequestNotComplete",
-        "EC2ThrottledException",
+        "RequestThrottled", "SlowDown", "PriorRequestNotComplete", "EC2ThrottledException",
     }
 )  # fmt: skip
 _NOT_FOUND = re.compile(r"^(?:NoSuch\w+|ResourceNotFoundException|\w+NotFound(?:Exception)?)$")
@@ -56,9 +58,21 @@ _MESSAGE_LIMIT = 200
 
 
 def classify(service: str, view: ResponseView) -> LLMReadableCheckedException | None:
+    if view.status < 400:
+        # A success, even with an error document in its body (S3's CopyObject and
+        # CompleteMultipartUpload may answer 200 with one): not a failure the status says.
+        return None
     code = _code(view.body)
     if code in THROTTLING_CODES:
-        return _throttle(service, view)
+        return http_exception(
+            service,
+            view.endpoint,
+            view.status,
+            view.body,
+            view.headers,
+            known=view.known,
+            throttled=True,
+        )
     if view.status != 400:  # other statuses already mean what their code says
         return None
     if code in _CREDENTIALS:
@@ -69,23 +83,6 @@ def classify(service: str, view: ResponseView) -> LLMReadableCheckedException | 
             return ResourceNotFoundException("resource", where)
         return _not_found_by(service, where, code, view)
     return None
-
-
-def _throttle(service: str, view: ResponseView) -> LLMReadableCheckedException:
-    """A throttle, keeping the status AWS sent: as the generic rules read it where they know
-    the code (the same exception), else as they would read a throttle's body."""
-    failure = http_exception(
-        service, view.endpoint, view.status, view.body, view.headers, known=view.known
-    )
-    if isinstance(failure, UpstreamThrottleException):
-        return failure
-    return HttpThrottledStatusException(
-        service,
-        safe_endpoint(view.endpoint, view.known),
-        body_excerpt(view.body, content_type=_content_type(view), known=view.known),
-        stated_wait(view.headers, view.body, status=view.status),
-        view.status,
-    )
 
 
 def _not_found_by(
@@ -125,9 +122,3 @@ def _message(body: bytes) -> str:
     if doc is None:
         return ""
     return text(doc.get("message")) or text(doc.get("Message"))
-
-
-def _content_type(view: ResponseView) -> str | None:
-    headers = view.headers
-    pairs = headers.items() if hasattr(headers, "items") else headers
-    return next((str(v) for k, v in pairs if str(k).lower() == "content-type"), None)

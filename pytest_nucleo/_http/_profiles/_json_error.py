@@ -19,8 +19,3 @@ def json_object(body: bytes) -> dict[str, Any] | None:
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     return doc if isinstance(doc, dict) else None
-
-
-def text(value: object) -> str:
-    """``value`` when it is a non-empty string, else ``""``."""
-    return value if isinstance(value, str) else ""

@@ -19,8 +19,9 @@ from pytest_nucleo._http._clients import ResponseView
 from pytest_nucleo._http._waits import stated_wait
 from pytest_nucleo._text._excerpt import safe_endpoint
 from pytest_nucleo._text._render import VALUE_LIMIT, one_line
+from pytest_nucleo._text._values import text
 
-from ._json_error import json_object, text
+from ._json_error import json_object
 
 _REJECTED = frozenset(
     {"not_authed", "invalid_auth", "account_inactive", "token_revoked", "token_expired"}

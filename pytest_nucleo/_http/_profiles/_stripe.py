@@ -12,8 +12,9 @@ from pytest_nucleo._exceptions import LLMReadableCheckedException
 from pytest_nucleo._http._clients import ResponseView
 from pytest_nucleo._http._status import HttpQuotaExhaustedException
 from pytest_nucleo._text._excerpt import body_excerpt, safe_endpoint
+from pytest_nucleo._text._values import text
 
-from ._json_error import json_object, text
+from ._json_error import json_object
 
 
 def classify(service: str, view: ResponseView) -> LLMReadableCheckedException | None:

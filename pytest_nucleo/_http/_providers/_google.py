@@ -21,9 +21,9 @@ from typing import Any
 from pytest_nucleo._http._clients import frames_of, read_response
 from pytest_nucleo._http._clients._sent import values_sent
 from pytest_nucleo._http._retry_after import RETRY_AFTER_CAP, parse_retry_after
+from pytest_nucleo._text._values import text
 
 from . import ProviderAnswer
-from ._sdk_api import _text
 
 # The model is in the request's path, not its body: .../models/gemini-2.5-flash:generateContent
 # on the Gemini API, .../publishers/google/models/gemini-2.5-flash:generateContent on Vertex AI.
@@ -65,9 +65,9 @@ def provider_answer(exc: BaseException) -> ProviderAnswer | None:
     return ProviderAnswer(
         "Google",
         error.code,
-        code=_text(next((d.get("reason") for d in typed if d.get("@type") == _ERROR_INFO), "")),
-        type=_text(error.status),
-        message=_text(error.message),
+        code=text(next((d.get("reason") for d in typed if d.get("@type") == _ERROR_INFO), "")),
+        type=text(error.status),
+        message=text(error.message),
         retry_after=retry_after,
         model=model,
         # The model's name may show: the texts name it on purpose.
@@ -103,7 +103,7 @@ def _retry_delay(typed: list[dict[str, Any]]) -> float | None:
     """The wait a ``RetryInfo`` asks for, capped as a Retry-After is; None without one."""
     for detail in typed:
         if detail.get("@type") == _RETRY_INFO:
-            found = _DURATION.fullmatch(_text(detail.get("retryDelay")))
+            found = _DURATION.fullmatch(text(detail.get("retryDelay")))
             if found:
                 seconds = int(found.group(1)) + float(f"0.{found.group(2) or 0}")
                 return min(seconds, RETRY_AFTER_CAP)

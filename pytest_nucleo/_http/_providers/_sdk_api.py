@@ -14,6 +14,7 @@ from typing import Any
 
 from pytest_nucleo._http._clients import read_response
 from pytest_nucleo._http._waits import stated_wait
+from pytest_nucleo._text._values import text
 
 from . import ProviderAnswer
 
@@ -27,10 +28,6 @@ def _json(content: bytes) -> Any:
         return json.loads(content)
     except (ValueError, UnicodeDecodeError):
         return None
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else ""
 
 
 class SdkApi:
@@ -80,9 +77,9 @@ class SdkApi:
         return ProviderAnswer(
             self.provider,
             int(exc.status_code),
-            code=_text(error.get("code")),
-            type=_text(error.get("type")),
-            message=_text(error.get("message")),
+            code=text(error.get("code")),
+            type=text(error.get("type")),
+            message=text(error.get("message")),
             retry_after=retry_after,
             model=model,
             account=headers.get(self.account_header) or None,

@@ -14,9 +14,12 @@ SDKs (openai, anthropic, google-genai) are not here: their errors are retry sign
 
 A module is found from the top-level package of the classes of the exception seen, and
 imported only then: its SDK is already imported, since one of its exceptions exists, and the
-module reads the SDK's classes from ``sys.modules`` rather than importing them, so a stubbed
-or older SDK without one of them reads as nothing here. Adding an SDK is one module and one
-line in :data:`_SUPPORT`.
+module reads the SDK's exception classes from ``sys.modules`` rather than importing them, so a
+stubbed or older SDK without one of them reads as nothing here. Two import what comes with
+their SDK: google-api-core's reader imports protobuf's ``json_format`` to write a gRPC error's
+typed details as JSON (only once it holds one, a protobuf message, so protobuf is installed),
+and google-api-python-client's reads its response with the httplib2 client's reading (the SDK
+is built on httplib2). Adding an SDK is one module and one line in :data:`_SUPPORT`.
 """
 
 from __future__ import annotations

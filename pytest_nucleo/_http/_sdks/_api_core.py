@@ -14,7 +14,11 @@ https://googleapis.dev/python/google-api-core/latest/exceptions.html
 wait its ``RetryInfo`` states, unless its words say a quota or billing is used up and it states
 no wait (the generic quota rule). ``DEADLINE_EXCEEDED`` with no HTTP answer is the call's own
 time limit running out (gRPC's deadline), a transport failure; a 504 that came over REST is the
-gateway's answer. ``RetryError`` (the library's retries gave up) reads as the last error.
+gateway's answer. ``UNAVAILABLE`` with no HTTP answer and no typed details is gRPC's own
+status for a channel that could not carry the call (a refused connection), a transport failure
+too; ``CANCELLED`` with no HTTP answer is the caller's own doing, and reads as any other
+exception. ``RetryError`` (the library's retries gave up) reads as the last error. With no
+client method in the traceback to name it, the endpoint of a gRPC call is "the call".
 
 The registry finds this module for the exceptions of every ``google`` package: only
 google-api-core's are read (google-genai's are the providers', see ``_providers/_google``).
@@ -31,9 +35,9 @@ from typing import Any
 from pytest_nucleo._http._clients import ResponseView, TransportSeen, frames_of, read_response
 from pytest_nucleo._http._clients._kinds import Transport, host_of
 from pytest_nucleo._http._clients._sent import values_sent
+from pytest_nucleo._text._values import text
 
 from . import SdkReading
-from ._values import text
 
 # The gRPC code each of google-api-core's classes stands for, by class name: its
 # ``grpc_status_code`` is None when grpcio is not installed (a REST-only install).
@@ -62,6 +66,11 @@ _TYPE_PREFIX = "type.googleapis.com/"
 # google-* packages that are plumbing, not the client whose method the tool called.
 _PLUMBING = ("google.api_core", "google.auth", "google.oauth2", "google.protobuf", "google.rpc")
 _SERVICE = "Google APIs"
+# gRPC core's words for a call that never got a connection, so sent nothing.
+_NEVER_CONNECTED = ("failed to connect to all addresses", "DNS resolution failed")
+# The endpoint when no frame names the client method called: a gRPC call has no path, and "/"
+# would send the model looking for a resource at the service's root.
+_THE_CALL = "the call"
 
 
 def read(exc: BaseException) -> SdkReading | None:
@@ -91,16 +100,30 @@ def read(exc: BaseException) -> SdkReading | None:
     url = rest.group(2) if rest else ""
     if rest:
         message = rest.group(3)
-    if status_name == "DEADLINE_EXCEEDED" and not url:
-        return SdkReading(TransportSeen(Transport.TIME_LIMIT), "google", _SERVICE)
+    details = [found for d in error.details if (found := _detail(d)) is not None]
+    if not url:
+        if status_name == "DEADLINE_EXCEEDED":
+            return SdkReading(TransportSeen(Transport.TIME_LIMIT), "google", _SERVICE)
+        if status_name == "CANCELLED":
+            return None  # the caller's own cancelling of the call: nothing the service said
+        if status_name == "UNAVAILABLE" and not details:
+            # gRPC's own status for a channel that could not carry the call (a refused or
+            # broken connection, a name that did not resolve), not an answer: one with typed
+            # details (a RetryInfo) came from the server, and reads as the 503 it stands for.
+            # gRPC's message alone tells whether anything was sent: a call that never got a
+            # connection did not reach the service; any other (a reset, "Socket closed") may
+            # have, and must not read as "the service did not act".
+            never_sent = any(words in message for words in _NEVER_CONNECTED)
+            kind = Transport.CONNECT if never_sent else Transport.OTHER
+            return SdkReading(TransportSeen(kind), "google", _SERVICE)
     if not isinstance(status, int):
         return None
     body = {"code": status, "message": message, "status": status_name or None}
-    body["details"] = [found for d in error.details if (found := _detail(d)) is not None]
+    body["details"] = details
     body["errors"] = [e for e in error.errors if isinstance(e, dict)]
     view = ResponseView(
         status,
-        url or _called(exc),
+        url or _called(exc) or _THE_CALL,
         {"content-type": "application/json; charset=UTF-8"},
         json.dumps({"error": {k: v for k, v in body.items() if v}}, default=str).encode(),
         values_sent("GET", url, (), None) if url else (),

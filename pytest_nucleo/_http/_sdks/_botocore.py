@@ -21,16 +21,17 @@ from __future__ import annotations
 
 import sys
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 from xml.sax.saxutils import escape
 
 from pytest_nucleo._http._clients import ResponseView, TransportSeen
 from pytest_nucleo._http._clients._kinds import Transport, host_of
 from pytest_nucleo._http._clients._sent import values_sent
+from pytest_nucleo._text._values import text
 
 from . import SdkReading
 from ._frames import innermost_locals, plain
-from ._values import headers_of, text
+from ._values import headers_of
 
 # botocore's own errors for a call that got no answer, most specific first (several derive
 # from ConnectionError or HTTPClientError). https://github.com/boto/botocore/blob/develop/botocore/exceptions.py
@@ -145,12 +146,19 @@ def _known(call: Any) -> tuple[str, ...]:
     sent: tuple[str, ...] = ()
     if isinstance(request, dict):
         body = request.get("body")
-        if isinstance(body, dict):  # the query protocol's parameters, sent as a form
-            body = urlencode([(str(k), str(v)) for k, v in body.items()])
+        # The query protocol's parameters, sent as a form. Its Action and Version name the
+        # operation and the API's version, not a value of the caller's: masked, the operation
+        # named as the endpoint would show as a mask.
+        form = (
+            {k: v for k, v in body.items() if k not in ("Action", "Version")}
+            if isinstance(body, dict)
+            else None
+        )
         sent = values_sent(
             text(request.get("method")) or "POST",
             text(request.get("url")),
             headers_of(request.get("headers")).items(),
             body if isinstance(body, bytes | str) else None,
+            params=form,
         )
     return tuple(dict.fromkeys(v for v in (*secrets, *sent) if len(v) >= 4))

@@ -21,10 +21,11 @@ import sys
 from typing import Any
 
 from pytest_nucleo._http._clients import ResponseView
+from pytest_nucleo._text._values import text
 
 from . import SdkReading
 from ._frames import innermost_locals, plain
-from ._values import body_of, headers_of, text
+from ._values import body_of, headers_of
 
 
 def read(exc: BaseException) -> SdkReading | None:

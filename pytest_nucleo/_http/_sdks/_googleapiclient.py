@@ -17,12 +17,11 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from pytest_nucleo._http._clients import ResponseView
-from pytest_nucleo._http._clients._kinds import host_of
+from pytest_nucleo._http._clients._httplib2 import _view as httplib2_view
 from pytest_nucleo._http._clients._sent import values_sent
+from pytest_nucleo._text._values import text
 
 from . import SdkReading
-from ._values import headers_of, text
 
 
 def read(exc: BaseException) -> SdkReading | None:
@@ -31,21 +30,13 @@ def read(exc: BaseException) -> SdkReading | None:
     if not isinstance(http_error, type) or not isinstance(exc, http_error):
         return None
     error: Any = exc
-    resp = error.resp
-    status = getattr(resp, "status", None)
-    if isinstance(status, str) and status.isdigit():
-        status = int(status)
-    if not isinstance(status, int):
-        return None
-    headers = {k: v for k, v in headers_of(resp).items() if k != "status"}
-    content = error.content
     uri = text(error.uri)
-    view = ResponseView(
-        status,
-        uri,
-        headers,
-        content if isinstance(content, bytes) else b"",
-        values_sent("GET", uri, (), None) if uri else (),
-        host_of(uri),
-    )
+    # The answer as httplib2's reading of its response has it (the status, the headers, the
+    # URI: the one the answer gave, else the one asked for).
+    view = httplib2_view(error.resp, error.content, uri or None)
+    if view is None:
+        return None
+    if uri and view.endpoint != uri:
+        # The answer named a location of its own: the API key is in the URI asked for.
+        view = view._replace(known=(*view.known, *values_sent("GET", uri, (), None)))
     return SdkReading(view, "google")

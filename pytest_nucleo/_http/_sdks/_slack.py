@@ -19,14 +19,14 @@ from __future__ import annotations
 import json
 import sys
 from typing import Any
-from urllib.parse import urlencode
 
 from pytest_nucleo._http._clients import ResponseView
 from pytest_nucleo._http._clients._kinds import host_of
 from pytest_nucleo._http._clients._sent import values_sent
+from pytest_nucleo._text._values import text
 
 from . import SdkReading
-from ._values import body_of, headers_of, text
+from ._values import body_of, headers_of
 
 
 def read(exc: BaseException) -> SdkReading | None:
@@ -62,14 +62,11 @@ def _sent(url: str, args: object) -> tuple[str, ...]:
     pairs = [(str(k), str(v)) for k, v in headers.items()] if isinstance(headers, dict) else []
     pairs = [(k, v) for k, v in pairs if k.lower() != "content-type"]
     form = {**_dict(args.get("params")), **_dict(args.get("data"))}
-    # The form's values read as a query's: sent_values reads a query's values, and one body.
-    query = urlencode([(str(k), str(v)) for k, v in form.items() if v is not None])
-    address = f"{url}{'&' if '?' in url else '?'}{query}" if query else url
     document = args.get("json")
     body = json.dumps(document, default=str) if isinstance(document, dict) else None
     if body is not None:
         pairs.append(("content-type", "application/json"))
-    return values_sent("POST", address, pairs, body)
+    return values_sent("POST", url, pairs, body, params=form)
 
 
 def _dict(value: object) -> dict[str, Any]:

@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import sys
 from typing import Any
-from urllib.parse import urlencode
 
 from pytest_nucleo._http._clients import ResponseView, TransportSeen, transport_failure
 from pytest_nucleo._http._clients._kinds import Transport, host_of
 from pytest_nucleo._http._clients._sent import values_sent
+from pytest_nucleo._text._values import text
 
 from . import SdkReading
 from ._frames import innermost_locals, plain
-from ._values import body_of, headers_of, text
+from ._values import body_of, headers_of
 
 _SERVICE = "Stripe"
 
@@ -85,8 +85,5 @@ def _known(call: Any) -> tuple[str, ...]:
         text(plain(options, "stripe_account")),
     ]
     params = call.get("params")
-    fields = params.items() if isinstance(params, dict) else ()
-    pairs = [(str(k), str(v)) for k, v in fields if isinstance(v, str | int | float)]
-    query = urlencode(pairs)
-    sent = values_sent("GET", f"https://invalid/?{query}", (), None) if query else ()
+    sent = values_sent("GET", "", (), None, params=params) if isinstance(params, dict) else ()
     return tuple(dict.fromkeys(v for v in (*secrets, *sent) if len(v) >= 4))

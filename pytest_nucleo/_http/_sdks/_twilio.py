@@ -22,10 +22,12 @@ import sys
 from typing import Any
 
 from pytest_nucleo._http._clients import ResponseView
+from pytest_nucleo._http._clients._kinds import host_of
+from pytest_nucleo._text._values import text
 
 from . import SdkReading
 from ._frames import innermost_locals, plain
-from ._values import body_of, headers_of, text
+from ._values import body_of, headers_of
 
 _SID = re.compile(r"\b(?:AC|SK)[0-9a-fA-F]{32}\b")
 _PROBLEM_FIELDS = ("type", "title", "status", "code", "detail", "instance", "errors")
@@ -58,7 +60,7 @@ def read(exc: BaseException) -> SdkReading | None:
         headers_of(response.headers) if answered else {"content-type": "application/json"},
         body_of(response.text if answered else _written_back(error)),
         tuple(dict.fromkeys(s for s in (*secrets, *_SID.findall(uri)) if len(s) >= 4)),
-        _host(plain(call.get("self"), "domain")),
+        host_of(text(plain(plain(call.get("self"), "domain"), "base_url"))),
     )
     return SdkReading(view, None, "Twilio")
 
@@ -74,8 +76,3 @@ def _written_back(error: Any) -> dict[str, object]:
     if error.details:
         said["details"] = error.details
     return said
-
-
-def _host(domain: object) -> str | None:
-    base = text(plain(domain, "base_url"))
-    return base.partition("://")[2].partition("/")[0] or None

@@ -7,11 +7,6 @@ import json
 from collections.abc import Mapping
 
 
-def text(value: object) -> str:
-    """``value`` when it is a string, else ``""``."""
-    return value if isinstance(value, str) else ""
-
-
 def headers_of(value: object) -> dict[str, str]:
     """The headers an SDK kept (a dict, requests' case-insensitive one, httplib2's response),
     as names and values; ``{}`` for anything else."""
