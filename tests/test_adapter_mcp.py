@@ -12,6 +12,7 @@ from tests._frameworks import needs_frameworks
 needs_frameworks("mcp", "fastmcp")
 
 import asyncio
+import datetime
 import functools
 import inspect
 import logging
@@ -377,6 +378,22 @@ def test_a_dict_reads_as_the_runner_s_text_beside_the_structured_content(server:
     assert not result.is_error
     assert [block.text for block in result.content] == [adapter_tools.ORDER_TEXT]
     assert result.structured_content == adapter_tools.ORDER
+
+
+def test_a_bare_dict_annotation_succeeds_on_both_servers(server: Server) -> None:
+    # fastmcp gives ``-> dict`` an object output schema, the official SDK none: with the
+    # runner's text alone, fastmcp refused every success ("structured_content must be a dict").
+    @mcp_tool
+    def get_invoice(order_number: str) -> dict:
+        """Fetch the invoice of one order."""
+        return {"number": order_number, "placed": datetime.date(2026, 12, 7)}
+
+    server.tool()(get_invoice)
+    received = call_mcp_tool(server, "get_invoice", {"order_number": "7"})
+    assert (received.is_error, received.text) == (
+        False,
+        '{"number": "7", "placed": "2026-12-07"}',
+    )
 
 
 def test_a_value_with_no_json_form_is_a_success(server: Server) -> None:

@@ -49,6 +49,7 @@ correctable failures, ERROR with the stack for the rest).
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -69,7 +70,7 @@ from mcp_types import (
     TextContent,
 )
 
-from pytest_nucleo._runner._results import ToolResult
+from pytest_nucleo._runner._results import ToolResult, _serialize
 from pytest_nucleo._runner._tools import run_sync
 from pytest_nucleo.adapters._core import (
     RunnerOptions,
@@ -152,6 +153,19 @@ def _output_metadata(func: Callable[..., Any]) -> FuncMetadata | None:
     return metadata if metadata.output_schema is not None else None
 
 
+def _as_json_object(value: object) -> dict[str, Any] | None:
+    """``value`` as a JSON object when it is a dict, each value in the form the runner's text
+    writes it (a date as ISO 8601, a model as its dump); None for anything else, or a dict
+    with no JSON form."""
+    if not isinstance(value, dict):
+        return None
+    try:
+        loaded = json.loads(_serialize(value))
+    except (TypeError, ValueError):  # keys that are not strings, a circular value
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
 def _success(func: Callable[..., Any]) -> Callable[[ToolResult], Any]:
     metadata = _output_metadata(func)
 
@@ -159,6 +173,15 @@ def _success(func: Callable[..., Any]) -> Callable[[ToolResult], Any]:
         if _is_mcp_content(result.value):
             return result.value
         if metadata is None:
+            structured = _as_json_object(result.value)
+            if structured is not None:
+                # fastmcp gives a bare ``-> dict`` an object output schema where the official
+                # SDK gives none, and then refuses a text alone: the dict goes as the
+                # structured content beside the runner's text, which either server accepts.
+                return CallToolResult(
+                    content=[TextContent(type="text", text=result.text)],
+                    structured_content=structured,
+                )
             return result.text
         # A tool with an output schema must send structuredContent (clients validate it):
         # built by the server's own rules, beside the runner's text.
