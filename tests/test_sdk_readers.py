@@ -54,7 +54,7 @@ SLACK_TOKEN = "xoxb-17653672481-19874698323-canarySlackBotToken"
 GITHUB_TOKEN = "ghp_canaryGitHubToken0123456789abcdefABCD"
 STRIPE_KEY = "sk_test_canaryStripeKey0123456789"
 TWILIO_SID = "AC" + "c0ffee0123456789" * 2  # an Account SID: 32 hex digits
-TWILIO_TOKEN = "canaryTwilioAuthToken0123456789ab"
+TWILIO_TOKEN = "canaryTwilioAuthTokenQz7Rw2Kp9Vx4Lm"  # random-looking, as a real one is
 SECRETS = (AWS_KEY_ID, AWS_SECRET, GOOGLE_KEY, SLACK_TOKEN, GITHUB_TOKEN, STRIPE_KEY)
 SECRETS += (TWILIO_SID, TWILIO_TOKEN)
 
@@ -680,8 +680,9 @@ def test_a_slack_api_error_reads_as_its_answer(
     case: str, fake_upstream: Any, llm_snapshot: SnapshotAssertion
 ) -> None:
     (status, body, headers), reads = SLACK_CASES[case]
+    call = slack_call()  # skips, naming the extra, before any route is set
     fake_upstream.post(SLACK_METHOD).respond(status, json=body, headers=headers)
-    failure = under_llm_errors(slack_call(), None)
+    failure = under_llm_errors(call, None)
     text = check(failure, reads, llm_snapshot)
     assert "Slack" in text
     assert "chat.postMessage" in text
@@ -740,10 +741,11 @@ def test_a_github_exception_reads_as_its_answer(
 ) -> None:
     monkeypatch.setattr("pytest_nucleo._http._waits.time.time", lambda: float(NOW_EPOCH))
     entry, reads = GITHUB_CASES[case]
+    call = github_call()  # skips, naming the extra, before any route is set
     fake_upstream.get(REPO).respond(
         entry.status, content=entry.body.encode(), headers=entry.headers
     )
-    failure = under_llm_errors(github_call(), None)
+    failure = under_llm_errors(call, None)
     text = check(failure, reads, llm_snapshot)
     assert "GitHub" in text
     assert "/repos/acme/widgets" in text
@@ -791,10 +793,11 @@ def test_a_stripe_error_reads_as_its_answer(
     case: str, fake_upstream: Any, llm_snapshot: SnapshotAssertion
 ) -> None:
     entry, reads = STRIPE_CASES[case]
+    call = stripe_call()  # skips, naming the extra, before any route is set
     fake_upstream.get(CUSTOMER).respond(
         entry.status, content=entry.body.encode(), headers=entry.headers
     )
-    failure = under_llm_errors(stripe_call(), None)
+    failure = under_llm_errors(call, None)
     text = check(failure, reads, llm_snapshot)
     assert "Stripe" in text
 
@@ -803,8 +806,9 @@ def test_a_stripe_403_reads_as_a_refusal(fake_upstream: Any) -> None:
     # "403 Forbidden: The API key doesn't have permissions to perform the request"
     # (https://docs.stripe.com/api/errors): a restricted key without the permission.
     body = {"error": {"message": "The provided key 'rk_test_***' does not have the required permissions for this endpoint.", "type": "invalid_request_error"}}  # fmt: skip
+    call = stripe_call()
     fake_upstream.get(CUSTOMER).respond(403, json=body)
-    check(under_llm_errors(stripe_call(), None), Reads(nucleo.Http403Exception, says="HTTP 403"))
+    check(under_llm_errors(call, None), Reads(nucleo.Http403Exception, says="HTTP 403"))
 
 
 def test_a_stripe_connection_error_reads_by_its_cause(fake_upstream: Any) -> None:
@@ -880,8 +884,9 @@ def test_a_twilio_rest_exception_reads_as_its_answer(
     case: str, fake_upstream: Any, llm_snapshot: SnapshotAssertion
 ) -> None:
     (status, body, headers), reads = TWILIO_CASES[case]
+    call = twilio_call()  # skips, naming the extra, before any route is set
     fake_upstream.get(CALL).respond(status, json=body, headers=headers)
-    failure = under_llm_errors(twilio_call(), None)
+    failure = under_llm_errors(call, None)
     text = check(failure, reads, llm_snapshot)
     assert "Twilio" in text
 
@@ -920,22 +925,27 @@ def sdk_404(name: str, fake_upstream: Any) -> tuple[Callable[[], object], str]:
     if name == "google.api_core":
         (status, body), _ = API_CORE_REST["not-found"]
         return rest_call(fake_upstream, status, body, _JSON), "Secret Manager"
+    # Each call is built first: a missing SDK skips before any route is set.
     if name == "slack_sdk":
+        call = slack_call()
         fake_upstream.post(SLACK_METHOD).respond(
             200, json={"ok": False, "error": "channel_not_found"}
         )
-        return slack_call(), "Slack"
+        return call, "Slack"
     if name == "github":
+        call = github_call()
         entry = documented("github-not-found")
         fake_upstream.get(REPO).respond(404, content=entry.body.encode(), headers=entry.headers)
-        return github_call(), "GitHub"
+        return call, "GitHub"
     if name == "stripe":
+        call = stripe_call()
         entry = documented("stripe-resource-missing")
         fake_upstream.get(CUSTOMER).respond(404, content=entry.body.encode(), headers=entry.headers)
-        return stripe_call(), "Stripe"
+        return call, "Stripe"
+    call = twilio_call()
     (status, body, headers), _ = TWILIO_CASES["not-found"]
     fake_upstream.get(CALL).respond(status, json=body, headers=headers)
-    return twilio_call(), "Twilio"
+    return call, "Twilio"
 
 
 SDKS = ("botocore", "googleapiclient", "google.api_core", "slack_sdk", "github", "stripe", "twilio")
