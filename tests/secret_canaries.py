@@ -124,6 +124,85 @@ CANARIES: list[tuple[str, str, str]] = [
     ("quoted-passphrase", 'password: "correct horse canary staple"', "horse canary staple"),
 ]
 
+# Credentials after a scheme word, and values that are not one word, in the places they are
+# written: each found by an adversarial review, where the one-word rules showed them.
+CANARIES += [
+    # Okta: "Authorization: SSWS ${api_token}"
+    # (https://developer.okta.com/docs/guides/create-an-api-token/main/).
+    ("okta-ssws", "Authorization: SSWS 00Cn4ryOkt4T0ken-AbCdEfGhIjKlMnOpQrStUvWx", "T0ken-AbCdEf"),
+    # Discord: "Authorization: Bot <token>"
+    # (https://discord.com/developers/docs/reference#authentication).
+    (
+        "discord-bot",
+        "Authorization: Bot MTk4NjIyNDgzNDcxOTI1MjQ4.Cn4ryQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
+        "ZnCjm1XVW7vRze4b",
+    ),
+    # DeepL: "Authorization: DeepL-Auth-Key [yourAuthKey]", a free plan's key ending in ":fx"
+    # (https://developers.deepl.com/docs/getting-started/auth).
+    (
+        "deepl-auth-key",
+        "Authorization: DeepL-Auth-Key 279a2e9d-83b3-c416-7e2d-f721593e42a0:fx",
+        "83b3-c416-7e2d",
+    ),
+    # Elasticsearch: "Authorization: ApiKey <base64 of id:api_key>" (https://www.elastic.co/
+    # guide/en/elasticsearch/reference/current/security-api-create-api-key.html).
+    (
+        "elastic-apikey",
+        "Authorization: ApiKey VnVhQ2ZHY0JDZGJrUW0tZTVhT3g6dWkybHAyYXhUTm1zeWFrdzl0dk5udw==",
+        "dWkybHAyYXhUTm1z",
+    ),
+    ("unquoted-passphrase", "password: correct horse battery", "horse battery"),
+    # Ruby's and PHP's hash syntax.
+    ("ruby-hash", '{"password" => "Cn4ry rocket pw", "user" => "bob"}', "Cn4ry rocket"),
+    ("php-array", "array('password' => 'Cn4ry php pw')", "Cn4ry php"),
+    # ADO.NET connection strings, "Password=..." (https://learn.microsoft.com/en-us/dotnet/
+    # framework/data/adonet/connection-string-syntax), here with a ";" inside the value.
+    (
+        "connection-string",
+        "Server=db;Database=shop;User Id=shop;Password=Cn4ryS3mi;c0lonPart;Encrypt=true",
+        "c0lonPart",
+    ),
+    # ODBC's PWD, braced when it holds a ";" (https://learn.microsoft.com/en-us/sql/odbc/
+    # reference/syntax/sqldriverconnect-function).
+    ("odbc-pwd", "Driver={ODBC Driver 18};Server=db;UID=shop;PWD={Cn4ry;pw99};", "Cn4ry;pw99"),
+    ("odbc-pwd-bare", "DSN=shop;UID=shop;PWD=Cn4ryOdbcPw77", "Cn4ryOdbcPw77"),
+    # Stripe's wording of a refused key, here an opaque one.
+    ("api-key-provided", "Invalid API Key provided: Cn4ryOpaqueValue77", "Cn4ryOpaqueValue77"),
+    (
+        "relative-url-key",
+        "GET /maps/api/geocode/json?address=x&key=Cn4ryOpaqueK3y0123 failed",
+        "Cn4ryOpaqueK3y",
+    ),
+    # An AWS secret access key alone: 40 characters of base64's alphabet
+    # (https://docs.aws.amazon.com/IAM/latest/UserGuide/id_credentials_access-keys.html).
+    (
+        "aws-secret-bare",
+        "secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYCn4ryK3Y01 was used",
+        "bPxRfiCYCn4ry",
+    ),
+    ("aws-secret-bare-json", '{"v": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYCn4ryK3Y01"}', "bPxRfiCYCn4ry"),
+    (
+        "percent-encoded-json",
+        "payload=%7B%22password%22%3A%22Cn4ry%20pct%20pw%22%7D",
+        "Cn4ry%20pct",
+    ),
+    (
+        "html-escaped-json",
+        "{&quot;password&quot;: &quot;Cn4ry html pw&quot;, &quot;user&quot;: &quot;bob&quot;}",
+        "Cn4ry html",
+    ),
+    (
+        "percent-encoded-key-in-path",
+        "GET https://api.example/v1/keys/sk%5Flive%5F4eC39HqLyjWDarjtT1zdp7dc/usage failed",
+        "4eC39HqLyjWDarjtT1zdp7dc",
+    ),
+    (
+        "base64-encoded-key",  # the base64 of sk_live_4eC39HqLyjWDarjtT1zdp7dc
+        "echo c2tfbGl2ZV80ZUMzOUhxTHlqV0Rhcmp0VDF6ZHA3ZGM= refused",
+        "ZV80ZUMzOUhxTHlqV0Rhcmp0",
+    ),
+]
+
 # The key formats masked by their prefix and shape, each as a whole token: tests plant them in a
 # URL, a header, a JSON body and an exception message (the values are made up).
 KEY_FORMATS: list[tuple[str, str]] = [
@@ -145,6 +224,8 @@ KEY_FORMATS: list[tuple[str, str]] = [
     ("databricks", "dapic0ffee0123456789abcdefabcdef0123"),
     ("postman", "PMAK-c0ffee12da39cd50e9ab4ea7-cafe01234fdea2d2075d8966cac3b7f10b"),
     ("heroku", "HRKU-AACn4ryH3r0kuT0ken_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-Zyxw"),
+    # Stripe webhook signing secrets start "whsec_" (https://docs.stripe.com/webhooks#verify-events).
+    ("stripe-webhook", "whsec_Cn4ryW3bh00kS1gn1ngS3cretAbCdEf0123"),
 ]
 
 CANARIES += [(name, f"upstream refused {token} here", token[-16:]) for name, token in KEY_FORMATS]

@@ -69,12 +69,18 @@ def _redact_running_every_pattern(text: str) -> str:
     text = s._PEM.sub(MASK, text)
     text = s._USERINFO.sub(r"\1", text)
     text = s._QUERY.sub(r"\1", text)
+    text = s._RELATIVE_QUERY.sub(r"\1", text)
     text = s._WEBHOOK.sub(lambda match: f"{match.group(1) or match.group(2)}{MASK}", text)
     text = s._TOKENS.sub(MASK, text)
     text = s._UNPREFIXED.sub(MASK, text)
     text = s._CARD.sub(s._card, text)
     text = s._AUTH_SCHEME.sub(rf"\1\2{MASK}", text)
-    return re.compile(r"(?ix)\b" + s._PAIR_BODY).sub(rf"\1\2{MASK}", text)
+    text = s._AUTH_HEADER.sub(rf"\1\2{MASK}", text)
+    text = re.compile(r"(?ix)\b" + s._PAIR_BODY).sub(rf"\g<key>\g<sep>{MASK}", text)
+    text = s._KEY_PROVIDED.sub(rf"\1\2{MASK}", text)
+    text = s._AWS_SECRET.sub(s._aws_secret, text)
+    text = s._BASE64_RUN.sub(s._encoded_base64, text)
+    return s._PERCENT_RUN.sub(s._encoded_percent, text)
 
 
 def test_shortcuts_change_no_result() -> None:
@@ -130,6 +136,23 @@ def test_shortcuts_change_no_result() -> None:
         "Q~",
         "SK0123456789abcdef0123456789abcdef",
         ":\\/\\/",
+        "SSWS ",
+        "Authorization: Bot ",
+        "pwd",
+        "=>",
+        "&quot;",
+        "API key provided: ",
+        "whsec_",
+        "/v1/x?k=",
+        "%5F",
+        "%22",
+        "c2tfbGl2ZV80ZUMzOUhxTHlqV0Rhcmp0VDF6ZHA3ZGM=",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYCn4ryK3Y01",
+        ";",
+        "{",
+        "}",
+        "\n",
+        ". ",
     ]
     for _ in range(20_000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))

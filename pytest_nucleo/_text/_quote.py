@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from ._secrets import MASK, redact
 from ._shapes import CUT_MARK as _CUT_MARK
 from ._shapes import MESSAGE_KEYS as _MESSAGE_KEYS
+from ._shapes import PY_STRUCTURE as _PY_STRUCTURE
 from ._shapes import has_markup, plain_words, read_body
 
 SHORT_JSON = 100
@@ -31,6 +32,9 @@ MIN_QUOTE = 24
 # A JSON string written unrolled ("[^"\\]*(?:\\.[^"\\]*)*"): the same strings as one
 # alternation per character, matched several times faster.
 _FIELD = re.compile(r'"(' + "|".join(_MESSAGE_KEYS) + r')"\s*:\s*("[^"\\]*(?:\\.[^"\\]*)*")')
+# The same in a Python dict's repr, whose strings are quoted with "'" (or with '"' when they
+# hold a "'", which this leaves out).
+_PY_FIELD = re.compile(r"'(" + "|".join(_MESSAGE_KEYS) + r")'\s*:\s*'([^'\\]*(?:\\.[^'\\]*)*)'")
 _JSON_KEY = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"\s*:')
 _BINARY = re.compile(r"<\d+ bytes of binary data>")
 
@@ -82,7 +86,10 @@ def quote_of(excerpt: str, size: int, budget: int) -> Quote:
     shape = read_body(head) if is_json and cut is None else None
     fields = shape.fields if shape is not None else ()
     if is_json and not (
-        len(excerpt) <= SHORT_JSON and MASK not in excerpt and not has_markup(excerpt)
+        len(excerpt) <= SHORT_JSON
+        and MASK not in excerpt
+        and not has_markup(excerpt)
+        and not _PY_STRUCTURE.search(excerpt)  # a Python repr is read for its message
     ):
         message = (shape.message if shape is not None else None) or _message_field(head)
         if message is None:
@@ -126,6 +133,11 @@ def _message_field(text: str) -> str | None:
         words = plain_words(value)
         if has_words(words):
             found[key] = words
+    if not found and _PY_STRUCTURE.search(text):
+        for match in _PY_FIELD.finditer(text):
+            words = plain_words(redact(match.group(2).replace("\\'", "'")))
+            if match.group(1) not in found and has_words(words):
+                found[match.group(1)] = words
     for key in _MESSAGE_KEYS:
         if key in found:
             return found[key]

@@ -6,14 +6,18 @@ Two kinds of masking, both applied by :func:`redact`:
   secret scanners (OpenAI, Anthropic, Stripe, GitHub, GitLab, Slack, Twilio, SendGrid, npm,
   PyPI, Hugging Face, Google (API keys, OAuth tokens and client secrets), Azure and AWS keys,
   Shopify, DigitalOcean, Square, Groq, xAI, Mailgun, Atlassian, Linear, Notion, Databricks,
-  Postman and Heroku tokens, JWTs, PEM private-key blocks, card numbers
-  that pass the Luhn check), ``Bearer``/``Basic`` credentials, ``api_key=...`` and
-  ``"password": "..."`` pairs (quoted values whole, JSON escaped inside a string too), URL
-  userinfo (database URLs included), URL query strings, and credentials carried in a URL path
-  (Telegram bot tokens, Slack and Discord webhooks);
+  Postman and Heroku tokens, Stripe webhook secrets, JWTs, PEM private-key blocks, card numbers
+  that pass the Luhn check, a lone AWS secret access key), the credential after an
+  ``Authorization`` scheme of any name (``Bearer``, ``SSWS``, ``Bot``, ...), ``api_key=...``,
+  ``"password": "..."`` and ``"password" => "..."`` pairs (quoted values whole, JSON escaped
+  inside a string or HTML-escaped too; a bare value to the end of its field), URL userinfo
+  (database URLs included), URL query strings (of a relative URL too), credentials carried in
+  a URL path (Telegram bot tokens, Slack and Discord webhooks), and any of these written
+  percent-encoded or base64-encoded;
 * known values: the exact strings a caller knows it sent (an API key, a header value), masked
   wherever they appear, even when a server echoes them back in an error body, whatever the
-  case of their percent-escapes; a ``Basic`` credential also masks the password it encodes.
+  case of their percent-escapes, and in the altered forms servers echo them in (see
+  ``ECHO_MIN`` and ``PIECE_MIN``); a ``Basic`` credential also masks the password it encodes.
 
 A text is always masked before it is cut (:func:`redact_piece` masks a piece cut out of a
 longer text, so that the part of a secret left on one side of the cut is not shown either).
@@ -26,10 +30,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import functools
+import html
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import AnyStr
+from urllib.parse import unquote
 
 MASK = "[REDACTED]"
 
@@ -67,6 +74,8 @@ _TOKEN_PATTERNS = (
     r"\bdapi[a-h0-9]{32}",  # databricks-api-token
     r"\bPMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}",  # postman-api-token
     r"\bHRKU-AA[A-Za-z0-9_\-]{58}",  # heroku-api-key-v2
+    # Stripe's webhook signing secrets ("whsec_", then base64 or, from the Stripe CLI, hex).
+    r"\bwhsec_[A-Za-z0-9+/=]{24,}",
 )
 _TOKENS = re.compile("|".join(_TOKEN_PATTERNS))
 
@@ -99,33 +108,69 @@ _WEBHOOK = re.compile(
 _CARD = re.compile(r"[0-9](?<![0-9.\-].)(?:[ \-]?[0-9]){12,18}(?![0-9.]|-[0-9])")
 
 # "Authorization: Bearer abc", "Basic dXNlcjpwYXNz": keep the scheme, mask the credential.
-_AUTH_SCHEME = re.compile(r"(?i)\b(bearer|basic|token|digest)(\s+)[A-Za-z0-9._~+/=\-]{6,}")
+# Besides the common schemes, those of vendors whose credential follows a word of their own:
+# Okta's "SSWS", DeepL's "DeepL-Auth-Key" (its keys end in ":fx"), Elasticsearch's "ApiKey".
+_AUTH_SCHEME = re.compile(
+    r"(?i)\b(bearer|basic|token|digest|ssws|deepl-auth-key|apikey)(\s+)[A-Za-z0-9._~+/=:\-]{6,}"
+)
+
+# An Authorization header names a scheme of any name ("Bot" for Discord), then the credential:
+# whatever the scheme, keep it and mask what follows it.
+_AUTH_HEADER = re.compile(
+    r"""(?ix)\b(
+      (?:proxy-)?authorization(?:\\*["'])?[ \t]*[:=][ \t]*(?:\\*["'])?[ \t]*
+      [a-z][a-z0-9._\-]{0,30}
+    )([ \t]+)(?!\[REDACTED\])[^\s"'\\,;<>&]+"""
+)
 
 # key=value or "key": "value" pairs whose key names a credential. A quoted value is masked up
 # to its closing quote (a passphrase has spaces), also inside an escaped JSON string
 # ({\"password\": \"...\"}, escaped once or more); a percent-encoded separator
 # (api_key%3D...) counts too.
 _PAIR_BODY = r"""
-    (
+    (?P<key>
       [a-z0-9_\-]*(?:api[_\-]?key|apikey|access[_\-]?token|auth[_\-]?token|refresh[_\-]?token
-        |id[_\-]?token|client[_\-]?secret|secret[_\-]?key|secret|password|passwd|signature
+        |id[_\-]?token|client[_\-]?secret|secret[_\-]?key|secret
+        |(?P<phrase>password|passwd|pass[_\-]?phrase)|signature
         |x-amz-signature|x-amz-credential|x-amz-security-token|session[_\-]?token|private[_\-]?key
-        |access[_\-]?key|account[_\-]?key|pass[_\-]?phrase)[a-z0-9_\-]*
-      |token|sig|authorization|cookie|set-cookie
+        |access[_\-]?key|account[_\-]?key)[a-z0-9_\-]*
+      |token|sig|authorization|cookie|set-cookie|pwd
     )
-    (\s*(?:\\*["'])?\s*(?:[=:]|%3[ad])\s*(?:\\*["'])?\s*)
-    (?!\[REDACTED\])
+    (?P<sep>\s*(?:\\*["']|&(?:quot|\#34|\#x22|apos|\#39);)?\s*(?:=>|=|(?P<colon>:)|%3[ad])\s*
+      (?:\\*["']|&(?:quot|\#34|\#x22|apos|\#39);)?\s*)
+    (?!\[REDACTED\]|[a-z][a-z0-9._\-]*[ \t]+\[REDACTED\])  # masked, or a scheme kept
     (?:(?<=\\")[^\\"\n]+  # in an escaped JSON string: up to its \" (or \\\")
       |(?<=")(?:[^"\\\n]|\\.)+  # in a JSON string: up to its closing quote
       |(?<=')[^'\n]+
-      |(?!\{\s*["}]|\[\s*["{\[\]])[^\s&"',;<>}\]]+  # bare, but not a JSON object or array opening
+      |(?!\{\s*["}]|\[\s*["{\[\]])  # bare, but not a JSON object or array opening:
+        (?:\{[^{}\n"]{1,256}\}  # an ODBC value in braces, which may hold a ";"
+          # Else a word; a password's after a ":" (a header, YAML, a sentence) up to the end of
+          # the field: words separated by spaces or tabs (a passphrase), but not past a "," ";"
+          # quote or bracket, nor past a word ending a sentence, nor into the next key ("user:
+          # bob"). A token has no spaces: "Invalid token: signature has expired" keeps its
+          # reason. After a "=" a space ends the value, as in a query string, logfmt or a shell.
+          |[^\s&"',;<>}\]]++
+          (?(colon)(?(phrase)(?:(?<![.!?:])[ \t]++(?![a-z0-9_.\-]+\s*[=:])[^\s&"',;<>}\]]++)*+))
+          # and on past a ";" into a piece with no "=" before the next ";" (a connection
+          # string's Password=semi;colon; names the next key as Server=...).
+          (?:;[^\s&"',;<>}\]=]++(?=;|\Z))*+
+        )
     )
 """
 # The lookahead first checks, without backtracking, that the word at hand is followed by a
 # separator at all: without it, every word of a long text was tried against every key name at
 # every length (hundreds of microseconds per kilobyte).
 _SECRET_PAIR = re.compile(
-    r"(?ix)\b(?=[a-z0-9_\-]++\s*+(?:\\*+[\"'])?+\s*+(?:[=:]|%3[ad]))" + _PAIR_BODY
+    r"(?ix)\b(?=[a-z0-9_\-]++\s*+(?:\\*+[\"']|&(?:quot|\#34|\#x22|apos|\#39);)?+\s*+(?:[=:]|%3[ad]))"
+    + _PAIR_BODY
+)
+
+# "Invalid API Key provided: abc123": the words before the key name it, not a key=value pair.
+# A key the server already showed starred ("sk_test_****1234", Stripe's and OpenAI's way) is
+# left as it is.
+_KEY_PROVIDED = re.compile(
+    r"(?i)\b(api[ \t]key(?:[ \t]provided)?)([ \t]*:[ \t]*)(?!\[REDACTED\]|[^\s\"',;<>]*\*\*\*)"
+    r"[^\s\"',;<>]*[^\s\"',;<>.]"
 )
 
 # scheme://user:password@host -> scheme://host (database URLs too; a password may hold an "@",
@@ -137,6 +182,43 @@ _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*:(?:\\*/){2})[^/\\\s?#\"'<>]+@
 _QUERY = re.compile(r"(?i)\b((?:https?|wss?):(?:\\*/){2}[^\s?#\"'<>]+)\?[^\s#\"'<>]*")
 
 
+# A query string after a path with no scheme or host ("GET /v1/geocode?key=..."): dropped
+# like an absolute URL's, when it starts with a name and a "=" (so "/help?" ending a question
+# stays).
+_RELATIVE_QUERY = re.compile(
+    r"(?<![\w.~%:/\\-])((?:\\?/)[A-Za-z0-9_.~%\-][^\s?#\"'<>]*)"
+    r"\?(?=[A-Za-z0-9_.~%\-\[\]]+=)[^\s#\"'<>]*"
+)
+
+# An AWS secret access key has no prefix: 40 characters of base64's alphabet. A run of exactly
+# 40 of them standing alone is masked when it mixes upper and lower case and digits (a hex
+# digest has no upper case; a word, no digit) and does not read as a path (see _aws_secret).
+_AWS_SECRET = re.compile(
+    r"[A-Za-z0-9+/](?<![A-Za-z0-9+/_\-].)[A-Za-z0-9+/]{39}(?![A-Za-z0-9+/=_\-])"
+)
+
+# Secrets written in an encoding: a run of URL characters holding a percent-escape (a key in a
+# path, "sk%5Flive%5F...", percent-encoded JSON), and a run of base64 (a key encoded whole).
+# Each run is decoded and masked whole when what it decodes to holds a secret.
+_PERCENT_RUN = re.compile(r"(?<![A-Za-z0-9._~+%\-])[A-Za-z0-9._~+\-]*+%[A-Za-z0-9._~+%\-]*+")
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-](?<![A-Za-z0-9+/_\-].)[A-Za-z0-9+/_\-]{23,}+={0,2}")
+_BASE64_LIMIT = 8192  # longer runs are data (an image), not an encoded key
+_ENCODED_LIMIT = 4096  # the same for percent-encoded runs (unquote costs a call per escape)
+# The two patterns above scanned every character of a text in Python's regex engine (some
+# 40 microseconds a kilobyte); _sub_long_runs finds their candidates at C speed instead: each
+# character of base64's alphabets becomes "b", then a search for 24 "b" in a row (a literal,
+# which the engine looks for as fast as str.find) finds each run of 24 or more. The patterns
+# stay the reference the tests compare that way with.
+_RUN_MAP = bytes(
+    0x62 if chr(byte).isascii() and (chr(byte).isalnum() or chr(byte) in "+/_-") else 0x78
+    for byte in range(256)
+)
+_LONG_RUN = re.compile(b"b" * 24 + rb"b*+")
+# What _RELATIVE_QUERY needs after its "?": found by its literal "?" at C speed, where the
+# pattern itself, which starts with a look behind, tries every character.
+_QUERY_HINT = re.compile(r"\?[A-Za-z0-9_.~%\-\[\]]+=")
+
+
 # Substrings without which a pattern cannot match (checked on the case-folded text for the
 # case-insensitive ones). Skipping a pattern whose hints are all absent is what keeps masking
 # a kilobyte of ordinary text in the microseconds; the result is the same as running them all.
@@ -146,7 +228,7 @@ _QUERY = re.compile(r"(?i)\b((?:https?|wss?):(?:\\*/){2}[^\s?#\"'<>]+)\?[^\s#\"'
 _TOKEN_HINT_GROUPS = (
     ("_", (
         "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk_", "rk_", "npm_", "hf_",
-        "api_org_", "shp", "_v1_", "gsk_", "lin_api_", "secret_", "ntn_",
+        "api_org_", "shp", "_v1_", "gsk_", "lin_api_", "secret_", "ntn_", "whsec_",
     )),
     ("-", (
         "sk-", "xox", "glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glimt-", "gloas-",
@@ -170,13 +252,20 @@ _WEBHOOK_HINT_GROUPS = (("v", ("services",)), ("k", ("webhooks",)))
 _DIGIT_MAP = bytes(0x64 if 0x30 <= byte <= 0x39 else 0x78 for byte in range(256))
 _THIRTEEN_DIGITS = b"d" * 13
 # These two are looked for in the case-folded text.
-_AUTH_HINT_GROUPS = (("b", ("bearer", "basic")), ("k", ("token",)), ("g", ("digest",)))
+_AUTH_HINT_GROUPS = (
+    ("b", ("bearer", "basic")),
+    ("k", ("token", "apikey", "deepl-auth-key")),
+    ("g", ("digest",)),
+    ("w", ("ssws",)),
+)
+_AUTH_HEADER_HINT = "authorization"
 _PAIR_HINT_GROUPS = (
     ("k", ("key", "token", "cookie")),
     ("pass", ("passw", "passp", "pass-p", "pass_p")),
     ("g", ("sig",)),
     ("z", ("x-amz", "authorization")),
     ("c", ("secret",)),
+    ("w", ("pwd",)),
 )
 _PEM_HINT = "PRIVATE KEY"
 
@@ -247,13 +336,131 @@ def _redact_short(text: str) -> str:
 
 def _known_forms(known: Iterable[str]) -> list[str]:
     """The known values to mask, longest first: each value, and for a ``Basic`` credential the
-    ``user:password`` it encodes and the password alone (a server may echo either)."""
+    ``user:password`` it encodes and the password alone (a server may echo either); and the
+    forms a server echoes a value in (see ``_echo_forms``)."""
+    known = tuple(known)
+    return list(_forms_of(known)) if known else []
+
+
+@functools.lru_cache(maxsize=256)
+def _forms_of(known: tuple[str, ...]) -> tuple[str, ...]:
+    # A client masks with the same values many times (each field, the excerpt, the log).
     values = set()
     for value in known:
         values.add(value)
         if value[:6].lower() == "basic ":
             values.update(_basic_parts(value[6:].strip()))
-    return sorted((v for v in values if len(v) >= 4), key=len, reverse=True)
+    for value in list(values):
+        values.update(_echo_forms(value))
+    return tuple(sorted((v for v in values if len(v) >= 4), key=len, reverse=True))
+
+
+ECHO_MIN = 8
+"""A known value this long or longer is also masked as a server may echo it altered: upper or
+lower case, its slashes escaped ``\\/`` (PHP's JSON), its ``& < > " ' / + =`` written as HTML
+character references."""
+
+PIECE_MIN = 16
+"""A known value this long or longer, with no space and with letters and digits, is also
+masked base64-encoded (at any alignment inside a longer encoded text), and its first 16 and
+last 12 characters wherever they appear alone (a server that shows a key shortened), and
+across a line break (see ``_mask_broken``). Shorter pieces of a key would mask ordinary
+words."""
+
+_HTML_CHARS = "&<>\"'/+="
+
+
+def _echo_forms(value: str) -> list[str]:
+    if len(value) < ECHO_MIN:
+        return []
+    forms = [value.upper(), value.lower()]
+    if "/" in value:
+        forms.append(value.replace("/", "\\/"))
+    if any(c in _HTML_CHARS for c in value):
+        forms.append(html.escape(value))
+        for reference in ("&#{};", "&#x{:X};", "&#x{:x};"):
+            forms.append(
+                "".join(reference.format(ord(c)) if c in _HTML_CHARS else c for c in value)
+            )
+    if _piece_worthy(value):
+        forms += (value[:PIECE_MIN], value[-12:])
+        forms += _base64_forms(value.encode("utf-8"))
+    return [form for form in forms if form != value]
+
+
+@functools.lru_cache(maxsize=4096)
+def _piece_worthy(value: str) -> bool:
+    return (
+        len(value) >= PIECE_MIN
+        and "://" not in value
+        and not any(c.isspace() for c in value)
+        and any(c.isdigit() for c in value)
+        and any(c.isalpha() for c in value)
+    )
+
+
+def _base64_forms(raw: bytes) -> list[str]:
+    """The base64 of ``raw`` as it reads inside any longer encoded text: for each of the three
+    offsets it may start at, the characters that depend on ``raw`` alone (standard and URL-safe
+    alphabets)."""
+    forms: list[str] = []
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + raw).decode("ascii")
+        core = encoded[-(-8 * offset // 6) : 8 * (offset + len(raw)) // 6]
+        forms += (core, core.replace("+", "-").replace("/", "_"))
+    return forms
+
+
+# A line break a server put inside a value (literal or JSON-escaped, with the indent after it),
+# or the space that a collapsed line break leaves.
+_BREAK = re.compile(r"(?:\r?\n|\\r\\n|\\n)[ \t]*|[ \t]+")
+
+
+@functools.lru_cache(maxsize=256)
+def _broken_candidates(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(value for value in values if _piece_worthy(value))
+
+
+def _mask_broken(text: str, values: tuple[str, ...]) -> str:
+    """Mask a known value that a line break (or a space) splits: found in the text with its
+    breaks taken out, then masked from its first character to its last in the text."""
+    if not values:
+        return text
+    # A cheap first look: a value of 16 characters or more split once keeps its first 8 or
+    # its last 8 whole.
+    candidates = [value for value in values if value[:8] in text or value[-8:] in text]
+    if not candidates:
+        return text
+    joined = _BREAK.sub("", text)
+    if not any(value in joined for value in candidates):
+        return text
+    # Where each piece of the text between breaks starts, in the joined text and in the text.
+    starts, origins, position, at = [0], [0], 0, 0
+    for match in _BREAK.finditer(text):
+        at += match.start() - position
+        position = match.end()
+        starts.append(at)
+        origins.append(position)
+
+    def origin(index: int) -> int:
+        piece = bisect.bisect_right(starts, index) - 1
+        return origins[piece] + index - starts[piece]
+
+    spans = []
+    for value in candidates:
+        found = joined.find(value)
+        while found >= 0:
+            spans.append((origin(found), origin(found + len(value) - 1) + 1))
+            found = joined.find(value, found + len(value))
+    shown: list[str] = []
+    copied = 0
+    for start, end in sorted(spans):
+        if start >= copied:
+            shown += (text[copied:start], MASK)
+            copied = end
+        elif end > copied:
+            copied = end
+    return "".join(shown) + text[copied:]
 
 
 def _basic_parts(encoded: str) -> tuple[str, ...]:
@@ -409,14 +616,21 @@ def holds_hint(text: AnyStr, groups: tuple[tuple[AnyStr, tuple[AnyStr, ...]], ..
     return False
 
 
-def _redact(text: str, values: list[str]) -> str:
+def _redact(text: str, values: list[str], *, decode: bool = True) -> str:
     for value in values:
-        text = _mask_value(text, value)
+        if "%" in value:
+            text = _mask_value(text, value)
+        elif value in text:  # the usual case, without a call: a value has a dozen forms
+            text = text.replace(value, MASK)
+    if values:
+        text = _mask_broken(text, _broken_candidates(tuple(values)))
     if _PEM_HINT in text:
         text = _PEM.sub(MASK, text)
     if holds_hint(text, _URL_HINT_GROUPS):
         text = _USERINFO.sub(r"\1", text)
         text = _QUERY.sub(r"\1", text)
+    if "?" in text and "/" in text and _QUERY_HINT.search(text):
+        text = _RELATIVE_QUERY.sub(r"\1", text)
     if holds_hint(text, _WEBHOOK_HINT_GROUPS):
         text = _WEBHOOK.sub(lambda match: f"{match.group(1) or match.group(2)}{MASK}", text)
     if holds_hint(text, _TOKEN_HINT_GROUPS):
@@ -428,6 +642,96 @@ def _redact(text: str, values: list[str]) -> str:
     folded = fold(text)
     if holds_hint(folded, _AUTH_HINT_GROUPS):
         text = _AUTH_SCHEME.sub(rf"\1\2{MASK}", text)
+    if _AUTH_HEADER_HINT in folded:
+        text = _AUTH_HEADER.sub(rf"\1\2{MASK}", text)
     if holds_hint(folded, _PAIR_HINT_GROUPS):
-        text = _SECRET_PAIR.sub(rf"\1\2{MASK}", text)
+        text = _SECRET_PAIR.sub(rf"\g<key>\g<sep>{MASK}", text)
+        if "api key" in folded:
+            text = _KEY_PROVIDED.sub(rf"\1\2{MASK}", text)
+    if len(text) >= 24:
+        text = _sub_long_runs(text, 24, _aws_or_base64_run if decode else _aws_run)
+    if decode and "%" in text and _ESCAPE.search(text):
+        text = _PERCENT_RUN.sub(_encoded_percent, text)
     return text
+
+
+def _aws_or_base64_run(run: str) -> str:
+    masked = _aws_run(run)
+    return _base64_run(run) if masked == run else masked
+
+
+def _sub_long_runs(text: str, least: int, replace: Callable[[str], str]) -> str:
+    """``text`` with each whole run of ``least`` or more characters of base64's alphabets (and
+    the one or two "=" after it) given to ``replace``, as ``_AWS_SECRET`` and ``_BASE64_RUN``
+    would find them."""
+    mapped = text.encode("ascii", "replace").translate(_RUN_MAP)  # one byte a character
+    if b"b" * least not in mapped:
+        return text
+    shown: list[str] = []
+    copied = 0
+    for match in _LONG_RUN.finditer(mapped):
+        start, end = match.span()
+        if end - start < least:
+            continue
+        end += len(text[end : end + 2]) - len(text[end : end + 2].lstrip("="))
+        run = text[start:end]
+        masked = replace(run)
+        if masked != run:
+            shown += (text[copied:start], masked)
+            copied = end
+    return "".join(shown) + text[copied:] if shown else text
+
+
+def _aws_secret(match: re.Match[str]) -> str:
+    return _aws_run(match.group())
+
+
+def _aws_run(run: str) -> str:
+    """A run of base64's characters masked when it reads as an AWS secret access key (see
+    ``_AWS_SECRET``); it is given with the "=" after it, which makes it something else."""
+    if (
+        len(run) != 40
+        or "=" in run
+        or "_" in run
+        or "-" in run
+        or run[0] == "/"
+        or run.count("/") > 2  # a path ("v1/Orders/2024/Items..."), seldom a key
+        or not any(c.isupper() for c in run)
+        or not any(c.islower() for c in run)
+        or not any(c.isdigit() for c in run)
+    ):
+        return run
+    return MASK
+
+
+def _holds_secret(decoded: str) -> bool:
+    """Whether a decoded run holds a secret: it is text (no control characters), and masking
+    it, without decoding again, changes it."""
+    if not decoded.isprintable() and not decoded.replace("\n", "").isprintable():
+        return False
+    return _redact(decoded, [], decode=False) != decoded
+
+
+def _encoded_percent(match: re.Match[str]) -> str:
+    run = match.group()
+    if len(run) > _ENCODED_LIMIT:
+        return run
+    decoded = unquote(run)
+    return MASK if decoded != run and MASK not in decoded and _holds_secret(decoded) else run
+
+
+def _encoded_base64(match: re.Match[str]) -> str:
+    return _base64_run(match.group())
+
+
+def _base64_run(run: str) -> str:
+    if len(run) > _BASE64_LIMIT:
+        return run
+    body = run.rstrip("=").replace("-", "+").replace("_", "/")
+    if len(body) % 4 == 1:  # a run cut short: its last character encodes no whole byte
+        body = body[:-1]
+    try:
+        decoded = base64.b64decode(body + "=" * (-len(body) % 4)).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return run
+    return MASK if _holds_secret(decoded) else run

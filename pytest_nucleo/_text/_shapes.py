@@ -33,6 +33,10 @@ MESSAGE_KEYS = (
 )  # fmt: skip
 """Keys whose string value is a service's own message, most telling first."""
 
+PY_STRUCTURE = re.compile(r"\{\s*'[^'\\\n]{1,80}'\s*:")
+"""The start of a Python dict's repr (``{'error': ...``): a structure printed by a program,
+never JSON (which quotes with ``"``), so a model text never quotes one whole."""
+
 FIELD_LIMIT = 60
 """Characters kept of a field name; a longer one is cut and ends with ``...``."""
 

@@ -9,6 +9,7 @@ import pytest
 
 from pytest_nucleo._text._render import BODY_LENGTH_LIMIT, INVISIBLE
 from pytest_nucleo._text._secrets import redact
+from pytest_nucleo._text._shapes import PY_STRUCTURE
 
 from ._wording import UNKNOWN_WAIT, TextProblem, wording_problems
 
@@ -44,9 +45,9 @@ def text_problems(
     """Every problem of ``text``, as sentences; empty when it is clean.
 
     Each problem is a ``str`` with a ``rule`` attribute naming the rule it broke, which the
-    report's matrix shows. Hygiene: a stack trace, an object repr or address, markup, a control
-    character, no content, more than ``max_length`` characters, a planted ``secret`` or a
-    secret-looking token. Style (see "How the texts are written" in the docs): a text that
+    report's matrix shows. Hygiene: a stack trace, an object repr or address, a Python
+    structure's repr (``{'error': ...}``), markup, a control character, no content, more than
+    ``max_length`` characters, a planted ``secret`` or a secret-looking token. Style (see "How the texts are written" in the docs): a text that
     contradicts its hint line or restates it, says one thing twice, states a wait other than
     ``retry_after`` (pass the seconds the failure is held for, or None for none; left out,
     only a throttle without any wait is flagged), quotes a server with no words, names a
@@ -66,6 +67,14 @@ def text_problems(
         problem("stack trace", f"it holds a stack trace ({match.group(0)!r})")
     if match := _OBJECT_REPR.search(text):
         problem("object repr", f"it holds an object repr or memory address ({match.group(0)!r})")
+    if match := PY_STRUCTURE.search(text):
+        # Not JSON, which a short body is quoted as: a program printed a structure, and the
+        # model should read the message in it, not its braces and quotes.
+        problem(
+            "raw structure",
+            f"it holds a Python structure's repr ({match.group(0)[:40]!r}): quote the message "
+            "in it instead",
+        )
     if match := _MARKUP.search(text):
         problem(
             "markup",
@@ -100,11 +109,12 @@ def assert_clean_llm_text(
     body_limit: int = BODY_LENGTH_LIMIT,
 ) -> None:
     """Fail when a model-facing text has any of the problems :func:`text_problems` finds:
-    hygiene (a stack trace, an object repr or address, markup, a control character, no
-    content, more than ``max_length`` characters, a planted ``secret`` or a secret-looking
-    token) or style (it contradicts or restates its hint line, says one thing twice, states a
-    wait other than ``retry_after``, quotes a server with no words, names a loopback address
-    as the service, shows a limiter's settings, or is over ``body_limit`` before its hint)."""
+    hygiene (a stack trace, an object repr or address, a Python structure's repr, markup, a
+    control character, no content, more than ``max_length`` characters, a planted ``secret``
+    or a secret-looking token) or style (it contradicts or restates its hint line, says one
+    thing twice, states a wait other than ``retry_after``, quotes a server with no words, names
+    a loopback address as the service, shows a limiter's settings, or is over ``body_limit``
+    before its hint)."""
     __tracebackhide__ = True
     problems = text_problems(
         text,
