@@ -30,7 +30,8 @@ This module holds the store and each limiter's keeper (:class:`SharedState`: the
 their replies read). Beside it: ``_redis_framing``, the commands as the bytes sent, and why
 they are framed by hand (the measured figures); ``_redis_connections``, the connections kept
 for a blocking client's decisions and one decision's exchange on them; ``_redis_bookkeeping``,
-a keeper's outages, fallbacks and the warning of a state that vanished.
+a keeper's outages, fallbacks, the warning of a state that vanished, and what it tells Redis
+after (a vanished window rebuilt full, the failures it recorded alone).
 """
 
 from __future__ import annotations
@@ -71,6 +72,12 @@ _SERVER_STATES = frozenset(
 )  # fmt: skip
 
 
+# Error replies that say the client may not do what a decision needs: a wrong password or user
+# (redis-py's AuthenticationError, or these codes in a reply it reads as another error), or an
+# ACL user without the commands. A fault of the deployment, never an outage: raised, whatever
+# ``fail_open`` says (see ``RedisStore.denied``).
+_DENIALS = ("NOAUTH", "NOPERM", "WRONGPASS")
+
 # Each blocking client's kept connections (``_redis_connections``), shared by its stores.
 _kept_by_client: weakref.WeakKeyDictionary[Any, KeptConnections] = weakref.WeakKeyDictionary()
 _kept_lock = threading.Lock()
@@ -108,8 +115,12 @@ class RedisStore:
     its process alone, logs a WARNING once, counts the decisions in ``stats().fallbacks`` and
     tries Redis again every ``recheck_seconds`` (1) of its clock. ``fail_open`` (True) lets it
     admit calls meanwhile on its own window; ``fail_open=False`` refuses them instead, saying
-    the limiter's store is unreachable (never blaming the upstream). State that vanished
-    (a flush, a failover) is rebuilt as a closed circuit, with a WARNING.
+    the limiter's store is unreachable (never blaming the upstream). A limiter that last saw
+    the fleet's circuit open keeps it open alone until that cooldown ends, and the failures it
+    records alone are added to the fleet's count once Redis answers. State that vanished (a
+    flush, a failover) is rebuilt as a closed circuit, with a WARNING, and its windows full for
+    one window. A client Redis refuses (a wrong password or user, an ACL user without the
+    commands) is raised as :class:`RedisScriptError`, whatever ``fail_open`` says.
 
     ``clock`` replaces the Redis server's clock as the time of decisions: for tests, where a
     FakeClock drives every process's limiter alike.
@@ -128,8 +139,11 @@ class RedisStore:
             import redis
             import redis.asyncio
             from redis.exceptions import (
+                AuthenticationError,
+                AuthenticationWrongNumberOfArgsError,
                 ClusterDownError,
                 MasterDownError,
+                NoPermissionError,
                 NoScriptError,
                 OutOfMemoryError,
                 ReadOnlyError,
@@ -192,6 +206,11 @@ class RedisStore:
         """The exceptions that mean Redis cannot be reached now (but a script's error, see
         :meth:`unreachable`)."""
         self._answer_errors = ResponseError
+        self._denials = (
+            AuthenticationError,
+            AuthenticationWrongNumberOfArgsError,
+            NoPermissionError,
+        )
         self._server_states = (
             ClusterDownError, MasterDownError, OutOfMemoryError, ReadOnlyError, TryAgainError,
         )  # fmt: skip
@@ -201,6 +220,14 @@ class RedisStore:
         # the script is loaded again. The digest is computed here, not asked of the server.
         self._sha = hashlib.sha1(_STEP.encode()).hexdigest()
         self._kept = _kept_connections(client)
+
+    def denied(self, exc: BaseException) -> bool:
+        """Whether ``exc``, raised by a decision, says the server refused the client itself: a
+        wrong password or user, or an ACL user without the commands a decision needs. Redis
+        was reached, and waiting will not mend it: a fault of the deployment, raised."""
+        if isinstance(exc, self._denials):
+            return True
+        return isinstance(exc, self._answer_errors) and str(exc).startswith(_DENIALS)
 
     def unreachable(self, exc: BaseException) -> bool:
         """Whether ``exc``, raised by a decision, means Redis cannot be reached now (the
@@ -260,9 +287,10 @@ def _seconds(value: float | None) -> str:
 
 class RedisScriptError(RuntimeError):
     """Redis answered a limiter's decision with an error that is no outage: a bug in the
-    script, or a key of another type where the limiter's state belongs (another program
-    writing under the store's prefix). Raised, never read as Redis being unreachable: deciding
-    alone would hide it for as long as it lasts."""
+    script, a key of another type where the limiter's state belongs (another program writing
+    under the store's prefix), or a refusal of the client itself (a wrong password or user, an
+    ACL user without the commands the limiter runs). Raised, never read as Redis being
+    unreachable: deciding alone would hide it for as long as it lasts."""
 
 
 class SharedState(Bookkeeping):
@@ -302,6 +330,7 @@ class SharedState(Bookkeeping):
         # PING's (bench/README.md), and each call between costs a few percent of it.
         self._kept, self._client, self._script = store._kept, store.client, store._script
         self._texts: dict[tuple[int, ...], str] = {}  # takes as the script reads them
+        self._full = self._units(tuple(budget.max_units for budget in s.budgets))  # a fill's
         # The last admission's and the last success's frames, by their takes and permit: on
         # the server's clock, the calls of a limiter repeat them (its takes, the circuit's
         # epoch). An empty tuple is the key of no frame: no takes or permit equal it.
@@ -344,9 +373,10 @@ class SharedState(Bookkeeping):
         budget_index, units = int(reply[3]), int(reply[4])
         budget = self.rules.s.budgets[budget_index - 1] if budget_index else None
         reason = cast("RefusalReason", _text(reply[1]))
-        return self.rules.refusal(
-            reason, float(reply[2]), _failure(reply[5:]), budget, units if budget else None
-        )
+        off_for, failure = float(reply[2]), _failure(reply[5:])
+        if reason == "open":
+            self._saw_open(off_for, failure)
+        return self.rules.refusal(reason, off_for, failure, budget, units if budget else None)
 
     def _reading(self, reply: list[Any], view: View[T]) -> T:
         self._answered(reply[0], read=True)
@@ -358,7 +388,18 @@ class SharedState(Bookkeeping):
         return view(state)
 
     def _failed(self, exc: BaseException) -> None:
-        """An error of a decision: an outage (remembered), or a bug (raised)."""
+        """An error of a decision: an outage (remembered), or a fault of the deployment or a
+        bug (raised)."""
+        if self.store.denied(exc):
+            raise RedisScriptError(
+                f"rate limiter {self.rules.s.name!r}: Redis refused the client its decision on "
+                f"the key {self.key} ({type(exc).__name__}: {one_line(str(exc), 300)}): the "
+                "client's password or user is wrong, or its ACL user lacks the commands the "
+                "limiter runs (EVALSHA, SCRIPT LOAD, and TIME, HGET, HMGET, HSET, HDEL, PEXPIRE on "
+                "the store's prefix). Redis was reached, so the limiter does not decide alone, "
+                "whatever fail_open says: fix the credentials given to the redis client, or "
+                "grant that user those commands and keys"
+            ) from exc
         if not self.store.unreachable(exc):
             raise RedisScriptError(
                 f"rate limiter {self.rules.s.name!r}: Redis refused its decision on the key "
@@ -369,6 +410,38 @@ class SharedState(Bookkeeping):
                 "message"
             ) from exc
         self._went_down(exc)
+
+    # --- what a reply calls for: a fill, a tally (see _redis_bookkeeping) --------------------
+
+    def _follow_ups(self) -> list[tuple[str, tuple[str, ...], UpstreamFailure | None, int]]:
+        """The follow-ups due, each taken: its decision, arguments, and a tally's failure and
+        count (given back when Redis does not take it)."""
+        due: list[tuple[str, tuple[str, ...], UpstreamFailure | None, int]] = []
+        if self._fill_due:
+            self._fill_due = False
+            due.append(("fill", (self._full,), None, 0))
+        count, failure = self._take_tally()
+        if count and failure is not None:
+            due.append(("tally", self._failure_args(failure, count), failure, count))
+        return due
+
+    def _follow_up(self) -> None:
+        if self.is_async:
+            return  # sent before its next decision (see _acall)
+        for op, args, failure, count in self._follow_ups():
+            reply = self._call(op, *args)
+            if reply is not None:
+                self._kept_for(reply)
+            elif failure is not None:
+                self._failed_alone(failure, count)
+
+    async def _afollow_up(self) -> None:
+        for op, args, failure, count in self._follow_ups():
+            reply = await self._aexecute(self._frames.command(op, self._now(), *args))
+            if reply is not None:
+                self._kept_for(reply)
+            elif failure is not None:
+                self._failed_alone(failure, count)
 
     # --- the decisions, blocking ------------------------------------------------------------
 
@@ -417,6 +490,7 @@ class SharedState(Bookkeeping):
         reply = self._call("fail", *self._failure_args(failure, permit))
         if reply is None:
             self._count_alone()
+            self._failed_alone(failure)
             self._fallback.fail(failure, permit)
         else:
             self._answered(reply)
@@ -453,8 +527,12 @@ class SharedState(Bookkeeping):
             return self._call(op, *args)  # a brief blocking call
         if self._down and self._clock.monotonic() < self._down_until:
             return None
+        if not self._down and (self._fill_due or self._tally[0]):
+            await self._afollow_up()  # what the last reply called for (see _follow_up)
+        return await self._aexecute(self._frames.command(op, self._now(), *args))
+
+    async def _aexecute(self, command: tuple[Any, ...]) -> Any:
         client = self.store.client
-        command = self._frames.command(op, self._now(), *args)
         try:
             try:
                 return await client.execute_command(*command)
@@ -491,6 +569,7 @@ class SharedState(Bookkeeping):
         reply = await self._acall("fail", *self._failure_args(failure, permit))
         if reply is None:
             self._count_alone()
+            self._failed_alone(failure)
             self._fallback.fail(failure, permit)
         else:
             self._answered(reply)

@@ -1,6 +1,20 @@
 """What one shared limiter's keeper knows besides the state in Redis: whether Redis answered
-lately (an outage, its warnings, when to try again), the decisions it made alone, and until
-when its state must still exist in Redis (so a state that vanished early is told).
+lately (an outage, its warnings, when to try again), the decisions it made alone, until
+when its state must still exist in Redis (so a state that vanished early is told), until when
+it last saw the fleet's circuit open, and what it must tell Redis once it answers again.
+
+Two things a keeper sends Redis besides the limiter's decisions, each once, after the reply
+that calls for it (a blocking client's at once, an asyncio client's before its next decision):
+
+- *fill*, when a state vanished while this process knew it held calls: the window is rebuilt
+  full (see ``_step.lua``), so a flushed Redis does not admit a second budget on top of the
+  calls made just before.
+- *tally*, when Redis answers again after an outage: the failures this process recorded alone
+  meanwhile are added to the fleet's count, the last one quoted.
+
+And one thing it does alone: a process that last saw the fleet's circuit open keeps it open
+on its own through an outage, until the cooldown it saw ends, then probes once by itself
+(its own circuit's rules), instead of admitting every call the moment Redis is lost.
 
 :class:`Bookkeeping` is the base of ``_redis.SharedState``, which sends the decisions and reads
 their replies; the store's settings it reads (``fail_open``, ``recheck_seconds``) are
@@ -20,6 +34,7 @@ from pytest_nucleo._text._render import one_line, seconds
 if TYPE_CHECKING:
     from pytest_nucleo._clock import Clock
 
+    from ._failure import UpstreamFailure
     from ._machine import Rules
     from ._refusal import LimiterRefusalException
     from ._stores import LocalState
@@ -56,6 +71,12 @@ class Bookkeeping:
         self._down_until = -math.inf
         self._down = False
         self._fallbacks = 0
+        # Until when (this process's clock) the fleet's circuit was last seen open, and the
+        # failure that last refused: kept open alone through an outage until then.
+        self._open_until = -math.inf
+        self._open_failure: UpstreamFailure | None = None
+        self._fill_due = False  # the state vanished: its window to be rebuilt full
+        self._tally: tuple[int, UpstreamFailure | None] = (0, None)  # failures seen alone
 
     @property
     def fallbacks(self) -> int:
@@ -64,22 +85,52 @@ class Bookkeeping:
     def _answered(self, code: int, read: bool = False) -> None:
         """Bookkeeping of every reply (its kept code, see ``_step.lua``): a state that
         vanished early, and how long it is kept."""
+        follow_up = False
         if self._down:
             with self._lock:
                 self._rejoined()
+                follow_up = self._tally[0] > 0
         now = self._clock.monotonic()
         if not code & 1:  # the state did not exist before this decision
             if now < self._kept_until:
                 logger.warning(
                     "rate limiter %s: its shared state vanished from Redis (key %s: flushed, "
-                    "failed over or evicted); rebuilt as a closed circuit with no throttle",
+                    "failed over or evicted); rebuilt as a closed circuit with no throttle, "
+                    "and its window full until one window has passed",
                     self.rules.s.name,
                     self.key,
                 )
+                self._fill_due = follow_up = True
             if read:
                 self._kept_until = -math.inf
         if not read:
             self._kept_until = now + (code >> 1) / 1000
+        if follow_up:
+            self._follow_up()
+
+    def _follow_up(self) -> None:
+        """Send what a reply called for (a fill, a tally; see the module): the keeper's."""
+        raise NotImplementedError
+
+    def _kept_for(self, code: int) -> None:
+        """A follow-up's reply: how long the state is kept now (never a vanished state's
+        warning: the follow-up made it, or another process did)."""
+        self._kept_until = self._clock.monotonic() + (code >> 1) / 1000
+
+    def _take_tally(self) -> tuple[int, UpstreamFailure | None]:
+        with self._lock:
+            tally, self._tally = self._tally, (0, None)
+            return tally
+
+    def _failed_alone(self, failure: UpstreamFailure, count: int = 1) -> None:
+        """A failure recorded alone (or a tally Redis did not take): told once it answers."""
+        with self._lock:
+            self._tally = (self._tally[0] + count, failure)
+
+    def _saw_open(self, off_for: float, failure: UpstreamFailure | None) -> None:
+        """The fleet refused a call because its circuit is open, for ``off_for`` seconds."""
+        self._open_until = self._clock.monotonic() + off_for
+        self._open_failure = failure
 
     def _count_alone(self) -> None:
         with self._lock:
@@ -101,16 +152,29 @@ class Bookkeeping:
             self._down_until = -math.inf
             self._down = False
             self._fallbacks = 0
+            self._open_until = -math.inf
+            self._open_failure = None
+            self._fill_due = False
+            self._tally = (0, None)
 
     def _went_down(self, exc: BaseException) -> None:
         with self._lock:
-            self._down_until = self._clock.monotonic() + self.store.recheck_seconds
+            now = self._clock.monotonic()
+            self._down_until = now + self.store.recheck_seconds
             if self._down:
                 return
             self._down = True
+            open_until, failure = self._open_until, self._open_failure
+        if now < open_until:  # the fleet's circuit, kept open alone (outside this lock)
+            self._fallback.hold_open(open_until, failure)
         meanwhile = (
             "admits calls on this process's own window" if self.store.fail_open else "refuses calls"
         )
+        if self.store.fail_open and now < open_until:
+            meanwhile = (
+                f"keeps the circuit open, as last seen, for the {seconds(open_until - now)} left "
+                f"of its cooldown, then {meanwhile}"
+            )
         logger.warning(
             "rate limiter %s: its shared state in Redis (key %s) is unreachable (%s: %s); "
             "until Redis answers again it %s, trying again every %s",

@@ -46,7 +46,7 @@ from collections.abc import Iterable, Sequence
 Arg = str | bytes | int | float
 """What a command's argument may be here, as redis-py's encoder takes it."""
 
-OPERATIONS = ("reserve", "unreserve", "succeed", "fail", "release", "read")
+OPERATIONS = ("reserve", "unreserve", "succeed", "fail", "release", "read", "fill", "tally")
 """The script's operations (its first argument, see ``_step.lua``)."""
 
 

@@ -24,7 +24,9 @@
 --          (A take is 16 bytes: its start and units, two doubles. 'w:' .. a budget's name,
 --          the whole window in one field, was the form before: never read, so a limiter's
 --          windows start empty once, and the field goes when the key expires.)
--- ARGV[1]  the decision: reserve, unreserve, succeed, fail, release or read
+-- ARGV[1]  the decision: reserve, unreserve, succeed, fail, release or read; or one of the
+--          keeper's own (no rule of _machine.py): fill (a window that vanished, rebuilt full)
+--          or tally (failures a process recorded alone while Redis was out of reach)
 -- ARGV[2]  the settings, 13 little-endian doubles: longest, max_throttle, max_wait_seconds,
 --          cooldown_seconds (the four an admission reads), failure_step, recovery_step,
 --          successes_per_step, quiet_seconds, quiet_recovery_step, failures_to_open,
@@ -60,13 +62,13 @@ local CLOSED, OPEN, HALF_OPEN = 0, 1, 2
 local NONE = 0
 local STATE = '<dddddddddddddddd'  -- 16 doubles, in the order below
 local TAKE, CHUNK, HEAD = 16, 16, 32  -- a take's bytes, a chunk's takes, a window head's bytes
-local windowed = op == 'reserve' or op == 'unreserve'
+local windowed = op == 'reserve' or op == 'unreserve' or op == 'fill'
 
 -- The budgets taken from: one budget (the common case) in locals, several in lists (below).
 local one = #ARGV[3] == 16  -- one budget: two doubles
 local one_units, one_field  -- the one budget's units and window field, when it takes any
 local nb = 0
-local units = windowed and (op == 'reserve' and ARGV[6] or ARGV[7])  -- per budget, by commas
+local units = windowed and (op == 'unreserve' and ARGV[7] or ARGV[6])  -- per budget, by commas
 if windowed and one then
   units = units + 0
   if units > 0 then one_units, one_field, nb = units, ARGV[4], 1 end
@@ -301,7 +303,7 @@ elseif windowed then
     writes[#writes + 1] = struct.pack('<dddd', w.total, w.first, w.past, #old) .. old .. w.new
   end
 
-  if op == 'reserve' then
+  if op == 'reserve' or op == 'fill' then
     -- SlidingWindow.earliest (_window.py). Its pruning rule (the first loop) has three
     -- copies: the short path above, SlidingWindow.earliest, OneBudgetRules.reserve (_machine.py);
     -- tests/test_limits_redis_windows.py's
@@ -378,6 +380,16 @@ elseif windowed then
     -- seconds it is off for, and the budget and units of a take too large.
     local refused, off_for, budget, too_many
     repeat
+      if op == 'fill' then
+        -- A window that vanished (a flush, a failover, an eviction) while a process knew it
+        -- held calls: rebuilt full, each budget topped up to its capacity by a take starting
+        -- now, so the rest of the fleet admits nothing until one window has passed, rather
+        -- than a second budget on top of the calls made before it vanished.
+        for k = 1, nb do
+          if takes[k] > wins[k].total then add(wins[k], now, takes[k] - wins[k].total) end
+        end
+        break
+      end
       local budgets = ARGV[3]
       for k = 1, nb do  -- a budget taking nothing never takes too much
         if takes[k] > struct.unpack('<d', budgets, 16 * index[k] - 15) then
@@ -573,6 +585,13 @@ else
                          max_throttle)
       end
       fail()
+    elseif op == 'tally' then  -- count, then the last failure's fields as fail's
+      -- Failures a process recorded alone while Redis was out of reach: counted for the fleet,
+      -- the last one quoted; the throttle and the circuit are the fleet's own and stay.
+      failures = failures + permit
+      local status = ARGV[9] ~= '' and tonumber(ARGV[9]) or false
+      local retry_after = ARGV[10] ~= '' and tonumber(ARGV[10]) or false
+      writes = {'f', cmsgpack.pack({ARGV[7], ARGV[8], status, retry_after})}
     elseif op == 'release' then  -- permit, retry_after ('' for none)
       hold(ARGV[7] ~= '' and tonumber(ARGV[7]) or nil)
       if permit ~= nil and permit < 0 and permit == probe then probe = NONE end

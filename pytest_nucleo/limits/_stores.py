@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pytest_nucleo._clock import Clock
 
+from ._circuit import OPEN
 from ._state import LimiterState
 
 if TYPE_CHECKING:
@@ -131,6 +132,18 @@ class LocalState:
         """The refusal of a store set to refuse while it cannot be reached (counted here)."""
         with self.lock:
             return self.rules.refuse(self.state, "unreachable", off_for)
+
+    def hold_open(self, until: float, failure: UpstreamFailure | None) -> None:
+        """Open the circuit until ``until`` (this clock), then one probe, as the rules do: a
+        shared store's fallback, kept open as the fleet's was last seen through an outage.
+        A circuit open longer already stays so."""
+        with self.lock:
+            circuit = self.state.circuit
+            if circuit.state == OPEN and circuit.opened_at + circuit.cooldown >= until:
+                return
+            circuit.open(until - circuit.cooldown)
+            if failure is not None:
+                self.state.last_failure = failure
 
     # An in-process decision never waits on I/O: the awaitable forms are the same calls.
     async def areserve(self, takes: tuple[int, ...]) -> Reservation | LimiterRefusalException:
