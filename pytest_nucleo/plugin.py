@@ -11,6 +11,7 @@ import importlib.util
 import logging
 import os
 from collections.abc import Generator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -132,9 +133,15 @@ def _setting(config: pytest.Config, name: str) -> Any:
     given = config.getoption(name, default=None)
     if given is not None:
         return _allow_hosts(given) if name == "nucleo_allow_hosts" else given
-    ini = config.getini(name)
     if name == "nucleo_strict":
-        return bool(ini)
+        try:
+            return bool(config.getini(name))
+        except (ValueError, pytest.UsageError) as error:  # (pytest 9 raises the latter)
+            raise pytest.UsageError(
+                f"the ini key nucleo_strict is not a boolean ({error}): set true or false, "
+                "or give --nucleo-strict or --no-nucleo-strict"
+            ) from None
+    ini = config.getini(name)
     if name == "nucleo_allow_hosts":
         return _allow_hosts(",".join(ini))
     if name == "nucleo_report":
@@ -197,6 +204,7 @@ class _RunnerWatch(logging.Handler):
 
 _watch = pytest.StashKey[_RunnerWatch]()
 _guard_scope = pytest.StashKey[str]()
+_report_error = pytest.StashKey[str]()
 _fake_addresses_before = pytest.StashKey[str]()
 _running: list[_RunnerWatch] = []  # the watches of the sessions running a test, innermost last
 
@@ -206,11 +214,16 @@ def pytest_configure(config: pytest.Config) -> None:
     _setting(config, "nucleo_matrix")
     config.stash[_guard_scope] = _setting(config, "nucleo_guard")
     addresses = _setting(config, "nucleo_fake_addresses")
-    watch = config.stash[_watch] = _RunnerWatch(config)
-    try:
-        config.stash[_guard] = _network.install(allow_hosts=_setting(config, "nucleo_allow_hosts"))
+    _setting(config, "nucleo_strict")
+    _check_report_path(config)
+    hosts = _setting(config, "nucleo_allow_hosts")
+    given = config.getoption("nucleo_allow_hosts", default=None) is not None
+    try:  # checked first, to name where the list came from
+        _network.AllowList(hosts, "--nucleo-allow-hosts" if given else "ini key nucleo_allow_hosts")
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
+    watch = config.stash[_watch] = _RunnerWatch(config)
+    config.stash[_guard] = _network.install(allow_hosts=hosts)
     # Process-wide, like the guard: the session's choice until it ends (pytester nests them).
     config.stash[_fake_addresses_before] = _fake_names.use_addresses(addresses)
     logging.getLogger("pytest_nucleo.runner").addHandler(watch)
@@ -225,6 +238,35 @@ def pytest_configure(config: pytest.Config) -> None:
         "*.patterns, addresses, networks); real_waits=True: the system clock really sleeps in "
         "this test (waits are skipped by default).",
     )
+
+
+def _check_report_path(config: pytest.Config) -> None:
+    """A report path whose files cannot be written is a usage error when the run starts, not a
+    traceback after the tests (an xdist worker writes no report)."""
+    if hasattr(config, "workerinput"):
+        return
+    path = _setting(config, "nucleo_report")
+    if not path:
+        return
+    from pytest_nucleo.testing._contract._report import unwritable
+
+    problem = unwritable(path)
+    if problem is not None:
+        given = config.getoption("nucleo_report", default=None) is not None
+        where = f"--nucleo-report={path}" if given else f"the ini key nucleo_report ({path})"
+        raise pytest.UsageError(
+            f"{where}: the report cannot be written there ({problem}): give a path in a "
+            "folder the run may write to; PATH.json and PATH.md are written"
+        )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Snapshot files are not tests: pytest's doctest plugin would read
+    ``__snapshots__/test_<module>.txt`` as a doctest file (its ``test*.txt`` glob), and fail
+    the run's collection when one is damaged, before any test could say which."""
+    if collection_path.parent.name == "__snapshots__" and collection_path.suffix == ".txt":
+        return True
+    return None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -359,7 +401,19 @@ def pytest_runtest_makereport(
         _lead_with_upstream_problems(report, call, upstream)
     if report.when in ("setup", "call"):  # (no call after a failed setup)
         item.stash[_call_failed] = report.failed
+    if report.skipped and isinstance(report.longrepr, tuple):
+        _skip_at_contract_class(item, report)
     return report
+
+
+def _skip_at_contract_class(item: pytest.Item, report: pytest.TestReport) -> None:
+    """A contract's not-applicable scenario is reported as skipped at the user's contract
+    class (where ``not_applicable`` says why), not at the line of ours that skipped it."""
+    from pytest_nucleo.testing._contract._report import SKIP_WHERE
+
+    where = item.stash.get(SKIP_WHERE, None)
+    if where is not None and isinstance(report.longrepr, tuple):
+        report.longrepr = (where[0], where[1], report.longrepr[2])
 
 
 def _lead_with_upstream_problems(
@@ -418,6 +472,12 @@ def _marker_options(item: pytest.Item) -> dict[str, Any]:
                     f"@pytest.mark.nucleo({flag}=...) takes True or False, "
                     f"got {marker.kwargs[flag]!r}"
                 )
+        base_url = marker.kwargs.get("base_url")
+        if base_url is not None and not isinstance(base_url, str):
+            raise pytest.UsageError(
+                "@pytest.mark.nucleo(base_url=...) takes an absolute http(s) URL string such as "
+                f"'https://api.example/v1', got {type(base_url).__name__} {base_url!r}"
+            )
         options.update(marker.kwargs)
     return options
 
@@ -448,9 +508,21 @@ def fake_upstream(request: pytest.FixtureRequest) -> Generator[FakeUpstream, Non
     options = request.node.stash.get(_options, None)  # set by pytest_runtest_setup...
     if options is None:  # ...unless the fixture was requested before that hook ran
         options = _marker_options(request.node)
-    upstream = FakeUpstream(**{k: v for k, v in options.items() if k in _UPSTREAM_OPTIONS})
+    # Failed outside the except clauses, so that the message is not shown twice (chained).
+    problem = None
+    try:
+        upstream = FakeUpstream(**{k: v for k, v in options.items() if k in _UPSTREAM_OPTIONS})
+    except ValueError as error:  # a base_url no request can go to
+        problem = f"@pytest.mark.nucleo(base_url=...): {error}"
+    if problem is not None:
+        pytest.fail(problem, pytrace=False)
     request.node.stash[_upstream] = upstream  # its problems lead the test's report
-    upstream.start()
+    try:
+        upstream.start()
+    except RuntimeError as refused:  # another mock is in the way: the message says which
+        problem = str(refused)
+    if problem is not None:
+        pytest.fail(problem, pytrace=False)
     try:
         yield upstream
     finally:
@@ -470,9 +542,12 @@ def llm_snapshot(request: pytest.FixtureRequest) -> SnapshotAssertion:
     """syrupy's ``snapshot``, storing model texts exactly as the model reads them, one ``.txt``
     file per test module. ``pytest --snapshot-update`` writes them."""
     _require("llm_snapshot", ("syrupy",))
-    from pytest_nucleo.testing import LLMTextSnapshotExtension
+    from pytest_nucleo.testing import LLMTextSnapshotExtension, _snapshot
 
     snapshot: SnapshotAssertion = request.getfixturevalue("snapshot")
+    # A snapshot file that rewriting mends (another serializer's, not UTF-8) is refused with
+    # its name, unless the run rewrites it.
+    _snapshot.updating = bool(request.config.getoption("update_snapshots", default=False))
     return snapshot.use_extension(LLMTextSnapshotExtension)
 
 
@@ -527,7 +602,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     entries = _report.observations(config)
     path = _setting(config, "nucleo_report")
     if path:
-        _report.write_reports(path, entries)
+        try:
+            _report.write_reports(path, entries)
+        except OSError as error:  # the folder changed during the run: say so in the summary
+            config.stash[_report_error] = f"the report could not be written to {path}: {error}"
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_file and entries:
         with open(summary_file, "a", encoding="utf-8") as out:
@@ -589,7 +667,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
     entries = _report.observations(config)
     problems = _strict_problems(config, entries)
-    if not (entries or problems):
+    failed = config.stash.get(_report_error, None)
+    if not (entries or problems or failed):
         return
     write = terminalreporter.write_line
     terminalreporter.section("nucleo failure matrix")
@@ -604,7 +683,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     for line in _wrapped(text, width):
         write(line)
     path = _setting(config, "nucleo_report")
-    if path:
+    if failed:
+        write(failed, red=True)
+    elif path:
         write(f"report written to {', '.join(str(p) for p in _report.report_paths(path))}")
     if problems:
         write("--nucleo-strict failed the run:", red=True)

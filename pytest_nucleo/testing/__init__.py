@@ -6,7 +6,7 @@ not respx or syrupy; production code imports ``pytest_nucleo`` only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_nucleo._lazy import lazy_exports
 
@@ -105,4 +105,18 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _WHERE, globals())
+_resolve, __dir__ = lazy_exports(__name__, _WHERE, globals())
+
+
+def __getattr__(name: str) -> Any:
+    """The public ``name``, imported on first use; when a library of the test stack is
+    missing, the error names the extra that brings it."""
+    try:
+        return _resolve(name)
+    except ModuleNotFoundError as error:
+        from ._extras import missing_stack_module
+
+        better = missing_stack_module(f"{__name__}.{name}", error)
+        if better is None:
+            raise
+        raise better from error

@@ -39,6 +39,21 @@ def needs(what: str, modules: tuple[str, ...]) -> str | None:
     )
 
 
+def missing_stack_module(what: str, error: ModuleNotFoundError) -> ModuleNotFoundError | None:
+    """The error to raise when ``what`` (``pytest_nucleo.testing.FakeUpstream``, say) could not
+    be imported because a library of the test stack is missing: a ModuleNotFoundError of the
+    same name that says which extra brings it; None when ``error`` is about another module."""
+    module = (error.name or "").partition(".")[0]
+    if module not in (*TEST_STACK, "pytest", "_pytest"):
+        return None
+    shown = "pytest" if module == "_pytest" else module
+    return ModuleNotFoundError(
+        f"{what} needs {shown}, which is not installed: {INSTALL} brings the test stack "
+        "(pytest, hypothesis, respx, syrupy; the plain install is the runtime core).",
+        name=error.name,
+    )
+
+
 def install_line(extra: str) -> str:
     """The command that installs this package with ``extra``."""
     return f"pip install '{DISTRIBUTION}[{extra}]'"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from importlib import import_module
 from typing import Any, ClassVar, NoReturn, TypeVar
@@ -10,7 +11,7 @@ from urllib.parse import urlsplit
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from ._contract._report import record
+from ._contract._report import SKIP_WHERE, record
 from ._contract._scenario_fakes import route_all, split_endpoint
 from ._contract._scenarios import KINDS, RULES, Kind, Observation, Scenario, contract_matrix
 from ._failure import LLMText
@@ -27,6 +28,18 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _REQUIRED = ("tool", "kind", "service_name", "endpoint", "valid_call")
 _GENERATED = ("test_contract", "pytest_generate_tests")
+
+
+def _class_location(cls: type) -> tuple[str, int]:
+    """The file and line (1-based) where ``cls`` is defined; its module's file, line 1, when
+    the source cannot be read."""
+    import inspect
+
+    try:
+        return inspect.getsourcefile(cls) or "", inspect.getsourcelines(cls)[1]
+    except (OSError, TypeError):
+        module = sys.modules.get(cls.__module__)
+        return str(getattr(module, "__file__", None) or cls.__module__), 1
 
 
 def overrides_contract(reason: str) -> Callable[[F], F]:
@@ -237,6 +250,8 @@ class ToolContract:
                 not_applicable=reason,
             )
             record(request.config, skipped)
+            # The skip is reported at the contract class, which says why, not at this line.
+            request.node.stash[SKIP_WHERE] = _class_location(cls)
             pytest.skip(f"not applicable: {reason}")
         observation = nucleo_scenario.observe(
             cls.tool,

@@ -17,6 +17,8 @@ if TYPE_CHECKING:  # importing _scenarios at run time would pull respx into ever
     from ._scenarios import Observation
 
 REPORT = pytest.StashKey[list[dict[str, Any]]]()
+SKIP_WHERE = pytest.StashKey[tuple[str, int]]()
+"""Where a not-applicable scenario's skip is reported: the contract class's file and line."""
 WORKER_KEY = "nucleo_observations"
 
 
@@ -255,6 +257,28 @@ def report_paths(path: str) -> tuple[Path, Path]:
     if stem.suffix in (".json", ".md"):
         stem = stem.with_suffix("")
     return stem.with_name(stem.name + ".json"), stem.with_name(stem.name + ".md")
+
+
+def unwritable(path: str) -> str | None:
+    """Why the report files of ``path`` (see :func:`report_paths`) cannot be written, or None.
+    Checked when the run starts, so that a bad path is said at once, not after the tests."""
+    import os
+
+    for target in report_paths(path):
+        if target.is_dir():
+            return f"{target} is a folder"
+        if target.exists():
+            if not os.access(target, os.W_OK):
+                return f"{target} exists and cannot be written (no permission)"
+            continue
+        folder = target.parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent  # the nearest existing folder, where the others are made
+        if not folder.is_dir():
+            return f"{folder} is a file, not a folder, so {target} cannot be made"
+        if not os.access(folder, os.W_OK | os.X_OK):
+            return f"the folder {folder} cannot be written (no permission)"
+    return None
 
 
 def published(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -29,6 +29,15 @@ def ip_of(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     return mapped if mapped is not None else ip
 
 
+def _everything(where: str, raw: str) -> ValueError:
+    return ValueError(
+        f"{where}: {raw!r} allows every host, which would turn the network guard off "
+        "without saying so: name the hosts ('*.internal.example', '10.0.0.0/8'), or say it "
+        "with --nucleo-guard=off (ini nucleo_guard = off) or, for one test, "
+        "@pytest.mark.nucleo(allow_network=True)"
+    )
+
+
 class AllowList:
     """The hosts a guarded test may still reach (``--nucleo-allow-hosts``): a name
     (``db.internal``), a name pattern (``*.internal``), an address or a network
@@ -40,18 +49,30 @@ class AllowList:
         self.networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
         self.resolved: set[str] = set()  # the addresses allowed names resolved to
         for raw in entries:
-            entry = host_name(raw.strip())
+            stripped = raw.strip()
+            entry = host_name(stripped)
             if not entry:
                 continue
+            if stripped.startswith("[") != stripped.endswith("]"):
+                raise ValueError(
+                    f"{where}: {raw!r} has an unclosed bracket: write an IPv6 address as "
+                    "'::1' or '[::1]'"
+                )
             try:
-                self.networks.append(ipaddress.ip_network(entry, strict=False))
+                network = ipaddress.ip_network(entry, strict=False)
             except ValueError:
                 if not all(part.isalnum() or part in "-_*?." for part in entry):
                     raise ValueError(
                         f"{where}: {raw!r} is neither a host name, a name pattern "
                         "such as '*.internal', an address nor a network such as '10.0.0.0/8'"
                     ) from None
+                if "*" in entry and not entry.strip("*?."):
+                    raise _everything(where, raw) from None
                 self.names.append(entry)
+            else:
+                if network.prefixlen == 0:
+                    raise _everything(where, raw) from None
+                self.networks.append(network)
 
     def __bool__(self) -> bool:
         return bool(self.names or self.networks)

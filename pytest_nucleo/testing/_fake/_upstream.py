@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime
 from types import TracebackType
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 import respx
@@ -30,6 +32,7 @@ from pytest_nucleo.testing._docs import docs_ref
 
 from ._backends import Backend, backend_factories, watch_imports
 from ._guard import fake_started, fake_stopped
+from ._hosts import ip_of
 from ._json_body import JSON_CONTENT_TYPE, json_body
 from ._pages import Server, error_page
 
@@ -92,6 +95,33 @@ def _check_status(status: object) -> int:
     return status
 
 
+def _checked_headers(headers: object) -> list[tuple[str, str]]:
+    """``headers`` as (name, value) pairs, each a str; anything else is a ``TypeError`` that says
+    which header and how to write it."""
+    if headers is None:
+        return []
+    if not isinstance(headers, Mapping):
+        raise TypeError(
+            "respond(headers=...) takes a mapping of header names to str values, such as "
+            f"{{'Retry-After': '30'}}; got {type(headers).__name__} {headers!r}"
+        )
+    pairs = list(headers.items())
+    for name, value in pairs:
+        if not isinstance(name, str):
+            raise TypeError(
+                f"respond(headers=...): the header name {name!r} ({type(name).__name__}) is "
+                "not a str; "
+                "give header names as str, such as 'Retry-After'"
+            )
+        if not isinstance(value, str):
+            raise TypeError(
+                f"respond(headers=...): the header {name!r} has the value {value!r} "
+                f"({type(value).__name__}); give header values as str, such as "
+                f"{{{name!r}: {str(value)!r}}}"
+            )
+    return pairs
+
+
 def respond(
     status: int = 200,
     *,
@@ -111,7 +141,7 @@ def respond(
 
     # Servers send header bytes; a non-ASCII value (full-width digits in Retry-After, say) goes
     # out as UTF-8, where a str would make httpx refuse to build the response.
-    raw_headers = [(name.encode(), value.encode()) for name, value in (headers or {}).items()]
+    raw_headers = [(name.encode(), value.encode()) for name, value in _checked_headers(headers)]
     if json is not None:
         # Our own encoding, not httpx's: its output changed between versions (see _json_body).
         content = json_body(json)
@@ -431,6 +461,58 @@ def problem_report(problems: list[AssertionError]) -> str:
     return "\n\n".join([*parts, *dict.fromkeys(others)])
 
 
+_HOST_NAME = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?")
+
+
+def _never_matching(url: str, what: str) -> None:
+    """Refuse ``url`` when no request can ever go to it (``what`` is how messages name it): not
+    an absolute http(s) URL, a port out of 1 to 65535, a host no client can send."""
+    how = "give an absolute http(s) URL such as 'https://api.example/v1'"
+    if what != "base_url":
+        how = (
+            "give an absolute http(s) URL such as 'https://api.example/items/1', or set "
+            "base_url (marker @pytest.mark.nucleo(base_url=...) or FakeUpstream(base_url=...))"
+        )
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as error:
+        raise ValueError(f"{what} {url!r} can never match a request ({error}): {how}") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ValueError(f"{what} {url!r} can never match a request: {how}")
+    if parsed.port is not None and not 1 <= parsed.port <= 65535:
+        raise ValueError(
+            f"{what} {url!r} can never match a request: its port {parsed.port} is not one of "
+            "1 to 65535"
+        )
+    host = parsed.raw_host.decode("ascii", "replace")
+    if ip_of(host) is None and not _HOST_NAME.fullmatch(host):
+        raise ValueError(
+            f"{what} {url!r} can never match a request: its host {unquote(parsed.host)!r} is not "
+            "a host "
+            "name (letters, digits, '-', '.') nor an address"
+        )
+
+
+_running_fakes: list[FakeUpstream] = []
+"""The fakes started and not stopped, oldest first: a refusal names the one in the way."""
+
+
+def _where_started() -> str:
+    """The first frame outside pytest-nucleo, pytest and pluggy: the user's line that started a
+    fake (``file:line in function``)."""
+    import sys
+
+    frame = sys._getframe(1)
+    skipped = ("pytest_nucleo", "_pytest", "pytest", "pluggy", "contextlib", "runpy")
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.split(".")[0] not in skipped:
+            code = frame.f_code
+            return f"{code.co_filename}:{frame.f_lineno} in {code.co_name}"
+        frame = frame.f_back  # type: ignore[assignment]
+    return "an unknown place"
+
+
 class FakeUpstream:
     """The upstream services a tool calls, faked for httpx, httpx2, requests, aiohttp, urllib,
     urllib3 and httplib2.
@@ -455,8 +537,18 @@ class FakeUpstream:
         self.problems: list[AssertionError] = []
         """What went wrong so far (unmatched requests, calls past a sequence's end), reported when
         the fake stops or the test ends."""
+        if base_url is not None:
+            if not isinstance(base_url, str):
+                raise TypeError(
+                    "base_url takes an absolute http(s) URL string such as "
+                    f"'https://api.example/v1', got {type(base_url).__name__} {base_url!r}"
+                )
+            _never_matching(base_url, "base_url")
         self._backends: list[Backend] = []
         self._unwatch: Callable[[], None] | None = None
+        self.started_at: str | None = None
+        """Where the running fake was started (``file:line in function``), None while stopped:
+        a fake that cannot start names the one that holds the clients."""
 
     # -- routes ---------------------------------------------------------------------------
 
@@ -481,13 +573,7 @@ class FakeUpstream:
             )
         if self.base_url is not None and not url.startswith(("http://", "https://")):
             url = self.base_url.rstrip("/") + "/" + url.lstrip("/")
-        parsed = httpx.URL(url)
-        if parsed.scheme not in ("http", "https") or not parsed.host:
-            raise ValueError(
-                f"the route URL {url!r} can never match a request: give an absolute http(s) URL "
-                "such as 'https://api.example/items/1', or set base_url (marker "
-                "@pytest.mark.nucleo(base_url=...) or FakeUpstream(base_url=...))"
-            )
+        _never_matching(url, "the route URL")
         return url
 
     def get(self, url: str) -> FakeRoute:
@@ -581,7 +667,9 @@ class FakeUpstream:
         for backend in backends:
             reason = backend.refusal()
             if reason is not None:
-                raise RuntimeError(f"fake_upstream cannot start: {reason}")
+                raise RuntimeError(f"fake_upstream cannot start: {reason}{self._in_the_way()}")
+        self.started_at = _where_started()
+        _running_fakes.append(self)
         try:
             for backend in backends:
                 backend.start(self.router)
@@ -620,6 +708,22 @@ class FakeUpstream:
         while self._backends:
             self._backends.pop().stop()
         fake_stopped(self)
+        if self in _running_fakes:
+            _running_fakes.remove(self)
+        self.started_at = None
+
+    def _in_the_way(self) -> str:
+        """The sentence naming the fakes that still run (they hold the clients), or ''."""
+        others = [fake for fake in _running_fakes if fake is not self]
+        if not others:
+            return ""
+        places = "; ".join(str(fake.started_at) for fake in others)
+        return (
+            f" The FakeUpstream started at {places} is still running and holds the clients' "
+            "fakes (a fixture of session, module or class scope, or a start() without stop()). "
+            "Start one per test (the fake_upstream fixture, or `with FakeUpstream() as "
+            "upstream:` inside the test), and stop it before the next one starts."
+        )
 
     def __enter__(self) -> FakeUpstream:
         return self.start()
