@@ -4,6 +4,11 @@ The chain of an exception is its ``__cause__``, else its ``__context__`` unless
 ``__suppress_context__`` is set; the members of an ``ExceptionGroup`` belong to it too. Every
 walk visits at most :data:`MAX_CHAIN` exceptions.
 
+The walk is total over hostile objects: a link whose attribute raises (a property on
+``__cause__``, ``__context__``, ``__suppress_context__``, a group's ``exceptions``, a raising
+``__getattribute__``), or that is not an exception at all, ends the chain there. Classes are
+read with ``type()``, never through ``__class__``, which an object may fake or make raise.
+
 It imports nothing of the package, so the client seams, the limiters and the test toolkit walk
 chains without loading the helpers of ``_chain`` that turn a chain into what the model reads.
 """
@@ -11,12 +16,54 @@ chains without loading the helpers of ``_chain`` that turn a chain into what the
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TypeVar
+from typing import TypeGuard, TypeVar, overload
 
 R = TypeVar("R")
 
 MAX_CHAIN = 256
 """Most exceptions any walk visits; real chains are a handful, hostile ones are cut here."""
+
+STOPS = (KeyboardInterrupt, SystemExit)
+"""What asks the process to stop: never swallowed, however it is wrapped."""
+
+
+@overload
+def is_a(obj: object, kind: type[R]) -> TypeGuard[R]: ...
+@overload
+def is_a(obj: object, kind: tuple[type, ...]) -> bool: ...
+def is_a(obj: object, kind: type[R] | tuple[type, ...]) -> bool:
+    """``isinstance`` by the object's real class: never runs a (faked or raising) ``__class__``."""
+    return issubclass(type(obj), kind)
+
+
+def _attribute(exc: BaseException, name: str) -> object:
+    """``exc.<name>`` as the interpreter keeps it, or None when reading it raises."""
+    try:
+        return getattr(exc, name)
+    except BaseException as error:
+        if is_a(error, STOPS):
+            raise
+        return None
+
+
+def following(exc: BaseException) -> BaseException | None:
+    """The next link of the chain after ``exc`` (its cause, else its unsuppressed context), or
+    None, also when reading it raises or gives something that is not an exception."""
+    link = _attribute(exc, "__cause__")
+    if link is None and _attribute(exc, "__suppress_context__") is not True:
+        link = _attribute(exc, "__context__")
+    return link if is_a(link, BaseException) else None
+
+
+def members(exc: BaseException) -> tuple[BaseException, ...]:
+    """The exceptions a group holds (none for another exception, or when they cannot be
+    read)."""
+    if not is_a(exc, BaseExceptionGroup):
+        return ()
+    held = _attribute(exc, "exceptions")
+    if not is_a(held, tuple):
+        return ()
+    return tuple(member for member in held[:MAX_CHAIN] if is_a(member, BaseException))
 
 
 def iter_chain(exc: BaseException) -> Iterator[BaseException]:
@@ -32,18 +79,34 @@ def iter_chain(exc: BaseException) -> Iterator[BaseException]:
             continue
         seen.add(id(current))
         yield current
-        following = current.__cause__
-        if following is None and not current.__suppress_context__:
-            following = current.__context__
-        if following is not None:
-            stack.append(following)
-        if isinstance(current, BaseExceptionGroup):
-            stack.extend(reversed(current.exceptions))
+        link = following(current)
+        if link is not None:
+            stack.append(link)
+        stack.extend(reversed(members(current)))
 
 
 def find_in_chain(exc: BaseException, kind: type[R]) -> R | None:
     """The first exception of type ``kind`` in the chain of ``exc``, or None."""
     for member in iter_chain(exc):
-        if isinstance(member, kind):
+        if is_a(member, kind):
             return member
+    return None
+
+
+def stop_in(exc: BaseException) -> BaseException | None:
+    """The stop (a ``KeyboardInterrupt`` or a ``SystemExit``) that ``exc`` is or that a group
+    holds, however deeply nested (as anyio's and trio's task groups raise them), or None.
+
+    Only a group's members are searched, not causes: a stop in a cause was handled by the code
+    that raised something else from it."""
+    seen: set[int] = set()
+    stack: list[BaseException] = [exc]
+    while stack and len(seen) < MAX_CHAIN:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if is_a(current, STOPS):
+            return current
+        stack.extend(reversed(members(current)))
     return None

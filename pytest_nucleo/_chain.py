@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any, ParamSpec, TypeVar, overload
 
-from ._causes import find_in_chain, iter_chain
+from ._causes import STOPS, find_in_chain, is_a, iter_chain
 from ._exceptions import (
     CorrectableRuntimeLLMException,
     ExternalServiceException,
@@ -59,16 +59,41 @@ def deepest_message(exc: BaseException) -> str:
     as none."""
     members = list(iter_chain(exc))
     for member in reversed(members):
-        if text := (readable_message(member) or "").strip():
+        if text := (_message(member) or "").strip():
             return text
     return type(members[-1]).__name__
 
 
+def _message(exc: BaseException) -> str | None:
+    """``readable_message``, also when ``__str__`` raises something that is not an
+    ``Exception`` (a ``GeneratorExit``); a stop still propagates."""
+    try:
+        return readable_message(exc)
+    except BaseException as error:
+        if is_a(error, STOPS):
+            raise
+        return None
+
+
 def _detached(found: E) -> E:
     """Prepare an exception found inside a chain to be raised again (see the module docstring)."""
-    if not found.__suppress_context__:
-        found.__cause__ = found.__context__  # also sets __suppress_context__
+    try:
+        if found.__suppress_context__ is not True:
+            found.__cause__ = found.__context__  # also sets __suppress_context__
+    except Exception:  # a hostile class whose links cannot be read or set: raise it as it is
+        pass
     return found
+
+
+def _unreadable(exc: BaseException, component: str) -> SystemException:
+    """The generic reading of an exception whose own code raised while it was read (a property
+    on its links, a ``__str__`` that raises, a group whose members cannot be read): a
+    system error, like any exception outside the set."""
+    return SystemException(
+        component,
+        f"an exception of type {type(exc).__name__} that could not be read",
+        cause=exc if is_a(exc, BaseException) else None,
+    )
 
 
 def foreign_failure(
@@ -102,9 +127,12 @@ def recognise_foreign(
     after ``service`` when given, else after the request's host). The result's cause is
     ``exc``, so the whole original chain stays behind it."""
     for member in iter_chain(exc):
-        if isinstance(member, LLMReadableException | UpstreamRetryException):
+        if is_a(member, (LLMReadableException, UpstreamRetryException)):
             return exc
-        found = foreign_failure(member, component, service)
+        try:
+            found = foreign_failure(member, component, service)
+        except Exception:  # a support module that cannot read it: the generic reading
+            found = None
         if found is not None:
             found.__cause__ = exc
             return found
@@ -134,7 +162,21 @@ def unwrap(
     A bare HTTP client or provider SDK error means what it says (see ``recognise_foreign``): a
     refused ``requests`` connection is an ExternalServiceException naming ``service`` (default:
     the request's host), an ``openai.RateLimitError`` a retry signal.
+
+    It never raises anything else: an exception whose own code raises while it is read is a
+    :class:`SystemException` too.
     """
+    try:
+        return _unwrap(exc, component, service)
+    except (UpstreamRetryException, LLMReadableRuntimeException):
+        raise
+    except BaseException as error:
+        if is_a(error, STOPS):
+            raise
+        return _unreadable(exc, component)
+
+
+def _unwrap(exc: BaseException, component: str, service: str | None) -> LLMReadableCheckedException:
     exc = recognise_foreign(exc, component, service)
     _raise_signal(exc)
     found = find_in_chain(exc, LLMReadableException)
@@ -143,9 +185,9 @@ def unwrap(
         return SystemException(component, deepest_message(exc), cause=exc)
     if found is not exc:
         _detached(found)
-    if isinstance(found, LLMReadableRuntimeException):
+    if is_a(found, LLMReadableRuntimeException):
         raise found
-    assert isinstance(found, LLMReadableCheckedException)  # the only other family
+    assert is_a(found, LLMReadableCheckedException)  # the only other family
     return found
 
 
@@ -167,7 +209,31 @@ def wrap_with_context(
     step and the buried model message (or the deepest raw message).
     Retry signals in the chain are raised as themselves. The result's cause is ``exc``.
     For failures not tied to one parameter, use :func:`unwrap`.
+
+    It never raises anything else: an exception whose own code raises while it is read (its
+    ``is_correctable``, its links, its message) reads as a chain with nothing LLM-readable.
     """
+    try:
+        return _wrap_with_context(exc, service_name, parameter_name, parameter_value, step)
+    except UpstreamRetryException:
+        raise
+    except BaseException as error:
+        if is_a(error, STOPS):
+            raise
+    wrapped = ExternalServiceException(
+        service_name, f"{step}: an exception of type {type(exc).__name__} that could not be read"
+    )
+    wrapped.__cause__ = exc
+    return wrapped
+
+
+def _wrap_with_context(
+    exc: BaseException,
+    service_name: str,
+    parameter_name: str,
+    parameter_value: object,
+    step: str,
+) -> LLMReadableCheckedException:
     exc = recognise_foreign(exc, service_name, service_name)
     _raise_signal(exc)
     found = find_in_chain(exc, LLMReadableException)
@@ -347,8 +413,10 @@ class _Translating:
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if not isinstance(exc, Exception):
-            return  # success, or KeyboardInterrupt / CancelledError: not ours to translate
+        if not is_a(exc, Exception):
+            # Success, or a KeyboardInterrupt / CancelledError, or a BaseExceptionGroup holding
+            # one (an ExceptionGroup cannot): not ours to translate.
+            return
         translated = self._translate(exc)
         if translated is not exc:
             raise translated

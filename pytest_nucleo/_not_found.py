@@ -3,7 +3,7 @@ empty result, whatever client, SDK or hook raised it (:func:`is_not_found`)."""
 
 from __future__ import annotations
 
-from ._causes import iter_chain
+from ._causes import is_a, iter_chain
 from ._chain import recognise_foreign
 from ._exceptions import LLMReadableException, ResourceNotFoundException, UpstreamRetryException
 
@@ -45,8 +45,9 @@ def is_not_found(exc: BaseException) -> bool:
     # The first failure or retry signal the chain means, as unwrap finds it: a wrapper's
     # cause does not decide when the wrapper itself is a failure of the set.
     for member in iter_chain(recognise_foreign(exc)):
-        if isinstance(member, UpstreamRetryException):
+        # By the real class: a faked or raising ``__class__`` decides nothing here.
+        if is_a(member, UpstreamRetryException):
             return False
-        if isinstance(member, LLMReadableException):
-            return isinstance(member, ResourceNotFoundException)
+        if is_a(member, LLMReadableException):
+            return is_a(member, ResourceNotFoundException)
     return False

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from pytest_nucleo._causes import find_in_chain, iter_chain
+from pytest_nucleo._causes import STOPS, find_in_chain, is_a, iter_chain, stop_in
 from pytest_nucleo._chain import recognise_foreign, unwrap
 from pytest_nucleo._clock import SYSTEM_CLOCK, Clock
 from pytest_nucleo._exceptions import (
@@ -29,6 +29,7 @@ from pytest_nucleo._exceptions import (
     UpstreamRetryException,
 )
 from pytest_nucleo._text._message import described, message_of
+from pytest_nucleo._text._render import encodable
 from pytest_nucleo._text._secrets import redact
 from pytest_nucleo.limits._limiter import RateLimiter
 from pytest_nucleo.limits._refusal import LimiterRefusalException
@@ -55,8 +56,34 @@ from ._results import (
 )
 from ._retries import _DEFAULT_BUDGET, _DEFAULTS, _check_options, _RetryBudget
 
-_NEVER_CAUGHT = (KeyboardInterrupt, SystemExit)
+_NEVER_CAUGHT = STOPS
 """What the runner lets through from a tool: the user or the process asked to stop."""
+
+
+def _pass_stops(exc: BaseException) -> None:
+    """Raise the stop a group holds (anyio's and trio's task groups wrap a KeyboardInterrupt
+    or a SystemExit in a ``BaseExceptionGroup``): a stop propagates however it is wrapped, as
+    itself, so ``except KeyboardInterrupt`` and a SystemExit's exit code still work."""
+    stop = stop_in(exc)
+    if stop is not None:
+        raise stop
+
+
+def _failure_text(failure: LLMReadableException, name: str) -> tuple[str, LLMReadableException]:
+    """What the model reads of ``failure``, encodable as UTF-8; a class of the set whose own
+    ``explain_to_llm`` raises or returns no string is read as a system error instead."""
+    try:
+        text = failure.explain_to_llm()
+        if type(text) is not str:  # a str subclass may override what later code calls on it
+            raise TypeError("explain_to_llm() returned no plain string")
+    except BaseException as error:
+        if is_a(error, STOPS):
+            raise
+        failure = SystemException(
+            name, f"a {type(failure).__name__} whose text could not be read", cause=failure
+        )
+        text = failure.explain_to_llm()
+    return encodable(text), failure
 
 
 # Python 3.11, and 3.12 before 3.12.3: an asyncio.TaskGroup whose task fails after the group's
@@ -74,11 +101,16 @@ def _requests_left_by_task_groups(exc: BaseException, task: asyncio.Task[Any]) -
     CancelledError its body got."""
     if not _TASK_GROUPS_LEAVE_REQUESTS:
         return 0
+    try:
+        return _left_by(exc, task)
+    except Exception:  # a hostile exception whose links or frames cannot be read: none left
+        return 0
+
+
+def _left_by(exc: BaseException, task: asyncio.Task[Any]) -> int:
     left = 0
     for group in iter_chain(exc):  # a group's members are visited too
-        if not isinstance(group, BaseExceptionGroup) or isinstance(
-            group.__context__, asyncio.CancelledError
-        ):
+        if not is_a(group, BaseExceptionGroup) or is_a(group.__context__, asyncio.CancelledError):
             continue
         tb = group.__traceback__
         while tb is not None:
@@ -152,8 +184,9 @@ class _Call:
     # outcomes
 
     def failed(self, failure: LLMReadableException) -> ToolResult:
+        text, failure = _failure_text(failure, self.name)
         _log_failure(self.name, failure)
-        return ToolResult(True, failure.explain_to_llm(), None, failure)
+        return ToolResult(True, text, None, failure)
 
     def succeeded(self, permits: _Permits, value: Any) -> ToolResult:
         for limiter, permit in permits:
@@ -177,6 +210,7 @@ class _Call:
         except _NEVER_CAUGHT:
             raise
         except BaseException as exc:
+            _pass_stops(exc)
             # Serializing runs the value's own code (model_dump, a dataclass field's copy, a
             # Mapping's iteration), which may raise anything, with anything in its message.
             return self.failed(
@@ -223,7 +257,16 @@ class _Call:
         signal = find_in_chain(exc, UpstreamRetryException)
         if signal is None:
             return self.failed(self.readable(exc))
-        outcome = self.budget.after(self.name, signal, attempt)
+        try:
+            outcome = self.budget.after(self.name, signal, attempt)
+        except Exception:  # a retry signal whose own code raises: a bug, read as one
+            return self.failed(
+                SystemException(
+                    self.name,
+                    f"a {type(signal).__name__} whose fields could not be read",
+                    cause=exc,
+                )
+            )
         return self.failed(outcome) if isinstance(outcome, RetriesExhaustedException) else outcome
 
     # sync
@@ -237,6 +280,7 @@ class _Call:
         except _NEVER_CAUGHT:
             raise
         except BaseException as exc:  # a cost function fails the call as the tool would
+            _pass_stops(exc)
             return self.failed(self.readable(exc))
         while True:
             if cancel is not None and cancel.cancelled:
@@ -263,6 +307,9 @@ class _Call:
                 _permits.release(permits)
                 raise
             except BaseException as exc:
+                if stop_in(exc) is not None:
+                    _permits.release(permits)
+                    _pass_stops(exc)
                 # Nothing is cancelling a plain call: a CancelledError, a GeneratorExit or a
                 # custom BaseException is the tool's own, a bug like any other exception.
                 outcome = self.after_error(permits, exc, attempt)
@@ -285,6 +332,7 @@ class _Call:
         except _NEVER_CAUGHT:
             raise
         except BaseException as exc:  # a cost function fails the call as the tool would
+            _pass_stops(exc)
             return self.failed(self.readable(exc))
         while True:
             permits: _Permits = []
@@ -312,6 +360,9 @@ class _Call:
                 await _permits.arelease(permits)
                 raise
             except BaseException as exc:
+                if stop_in(exc) is not None:
+                    await _permits.arelease(permits)
+                    _pass_stops(exc)
                 task = asyncio.current_task()
                 if task is not None:
                     for _ in range(_requests_left_by_task_groups(exc, task)):

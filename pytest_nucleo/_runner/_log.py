@@ -13,6 +13,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from pytest_nucleo._causes import MAX_CHAIN, STOPS, is_a
 from pytest_nucleo._exceptions import LLMReadableException, UpstreamRetryException
 from pytest_nucleo._text._message import message_of
 from pytest_nucleo._text._secrets import redact
@@ -55,57 +56,113 @@ def _stand_in_class(original: type[BaseException]) -> type[Exception]:
     return made
 
 
-def _for_the_log(exc: BaseException, copies: dict[int, BaseException]) -> BaseException:
-    """A copy of ``exc`` and its whole chain whose messages carry no secret.
+LOG_MESSAGE_LIMIT = 10_000
+"""Most characters of a foreign exception's message the log copy keeps (cut before it is
+masked, with a note saying how much was cut): a 100 MB message must not cost seconds of
+masking in every failed call that is logged."""
+
+
+def _log_message(exc: BaseException) -> str:
+    """The masked message of ``exc`` for its log copy, at most :data:`LOG_MESSAGE_LIMIT`
+    characters of it (with a note on the rest)."""
+    try:
+        text = message_of(exc)
+    except BaseException as error:  # a __str__ that raises a GeneratorExit, say
+        if is_a(error, STOPS):
+            raise
+        text = f"(the message of this {type(exc).__name__} could not be read)"
+    if len(text) <= LOG_MESSAGE_LIMIT:
+        return redact(text)
+    cut = len(text) - LOG_MESSAGE_LIMIT
+    return f"{redact(text[:LOG_MESSAGE_LIMIT])}... ({cut} more characters cut)"
+
+
+def _copy_of(exc: BaseException) -> BaseException:
+    """One level of the log copy, without its links (see :func:`_for_the_log`)."""
+    if is_a(exc, (LLMReadableException, UpstreamRetryException)):
+        try:
+            copy = BaseException.__new__(type(exc))
+            copy.__dict__.update(exc.__dict__)
+            copy.args = exc.args
+            return copy
+        except Exception:  # a class of the set whose own state cannot be read or copied
+            pass
+    return _stand_in_class(type(exc))(_log_message(exc))
+
+
+def _read(exc: BaseException, name: str) -> Any:
+    try:
+        return getattr(exc, name)
+    except BaseException as error:
+        if is_a(error, STOPS):
+            raise
+        return None
+
+
+def _for_the_log(exc: BaseException) -> BaseException:
+    """A copy of ``exc`` and its chain whose messages carry no secret.
 
     Handlers that rebuild a traceback from the exception object (rich's, for one) print each
     level's ``str()`` themselves, past any masking of the formatted text: a foreign level
     becomes a stand-in of the same class name with its message masked; one of the package's
     own keeps its class and fields (the report reads them). Tracebacks are kept, so the log
     still shows where it happened.
+
+    Built without recursion and bounded as the chain walk is: at most ``MAX_CHAIN`` levels
+    are copied (a chain of 100,000 links is cut there), and a link whose attribute raises is
+    left out.
     """
-    done = copies.get(id(exc))
-    if done is not None:
-        return done
-    copy: BaseException
-    if isinstance(exc, LLMReadableException | UpstreamRetryException):
-        copy = BaseException.__new__(type(exc))
-        copy.__dict__.update(exc.__dict__)
-        copy.args = exc.args
-    else:
-        copy = _stand_in_class(type(exc))(redact(message_of(exc)))
-    copies[id(exc)] = copy
-    copy.__traceback__ = exc.__traceback__
-    copy.__suppress_context__ = exc.__suppress_context__
-    if exc.__cause__ is not None:
-        copy.__cause__ = _for_the_log(exc.__cause__, copies)
-    if exc.__context__ is not None:
-        copy.__context__ = _for_the_log(exc.__context__, copies)
-    return copy
+    copies: dict[int, BaseException] = {}
+    links: list[tuple[BaseException, BaseException | None, BaseException | None]] = []
+    stack = [exc]
+    while stack:
+        current = stack.pop()
+        if id(current) in copies:
+            continue
+        if len(copies) >= MAX_CHAIN:
+            break
+        copy = copies[id(current)] = _copy_of(current)
+        try:
+            copy.__traceback__ = _read(current, "__traceback__")
+        except TypeError:  # a __traceback__ property that gives no traceback
+            copy.__traceback__ = None
+        copy.__suppress_context__ = _read(current, "__suppress_context__") is True
+        cause, context = _read(current, "__cause__"), _read(current, "__context__")
+        cause = cause if is_a(cause, BaseException) else None
+        context = context if is_a(context, BaseException) else None
+        links.append((current, cause, context))
+        stack.extend(link for link in (context, cause) if link is not None)
+    for original, cause, context in links:
+        copy = copies[id(original)]
+        # A link past the bound is left out: the copy's chain ends there.
+        copy.__cause__ = copies.get(id(cause)) if cause is not None else None
+        copy.__context__ = copies.get(id(context)) if context is not None else None
+        copy.__suppress_context__ = _read(original, "__suppress_context__") is True
+    return copies[id(exc)]
 
 
 def _log_failure(name: str, failure: LLMReadableException) -> None:
-    if failure.is_correctable:
+    if _read(failure, "is_correctable") is True:
         # Correctable failures are the normal back-and-forth with the model: no stack trace.
         if _heard(logging.WARNING):
             logger.warning(
                 "tool %s failed (correctable): %s",
                 name,
-                str(failure),
+                _log_message(failure),
                 extra={"nucleo_failure": failure},  # for the pytest plugin's strict mode
             )
         return
     if not _heard(logging.ERROR):
         return
     # Never the original object: whatever handler is installed reads the copy.
-    logged = _for_the_log(failure, {})
+    logged = _for_the_log(failure)
     record = _RedactedRecord(
         logger.name,
         logging.ERROR,
         __file__,
         0,
         "tool %s failed: %s",
-        (name, str(failure)),
+        (name, _log_message(failure)),
         (type(logged), logged, logged.__traceback__),
         "run_tool",
     )

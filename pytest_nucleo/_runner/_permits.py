@@ -57,8 +57,12 @@ def news(permits: _Permits, exc: BaseException) -> tuple[UpstreamFailure | None,
     # A signal's suggested wait holds the limiters too: no other call goes out before it
     # (capped like a parsed Retry-After, so a wild value cannot switch a tool off for days).
     wait = None
-    if signal is not None and signal.retry_after is not None:
-        wait = min(signal.retry_after, RETRY_AFTER_CAP)
+    try:
+        stated = signal.retry_after if signal is not None else None
+        if stated is not None:
+            wait = min(float(stated), RETRY_AFTER_CAP)
+    except Exception:  # a signal of a hostile subclass whose wait cannot be read: none stated
+        wait = None
     if failure is not None and wait is not None and (failure.retry_after or 0.0) < wait:
         failure = dataclasses.replace(failure, retry_after=wait)
     return failure, wait

@@ -25,7 +25,7 @@ from pathlib import PurePath
 from typing import Any
 
 from pytest_nucleo._exceptions import LLMReadableException, UncorrectableLLMException
-from pytest_nucleo._text._render import VALUE_LIMIT, next_step, one_line, seconds
+from pytest_nucleo._text._render import VALUE_LIMIT, encodable, next_step, one_line, seconds
 from pytest_nucleo.limits._limiter import RateLimiter
 from pytest_nucleo.limits._units import Units
 
@@ -299,9 +299,10 @@ def _serialize(value: object) -> str:
 
 def _bounded_success(text: str, limit: int) -> str:
     """``text`` when it fits ``limit``; else its head and tail around a note saying how much
-    was cut and how to get the rest. Only the two windows are copied."""
+    was cut and how to get the rest. Only the two windows are copied. Lone surrogates become
+    U+FFFD, so the text encodes as UTF-8."""
     if len(text) <= limit:
-        return text
+        return encodable(text)
     tail_size = limit // 4  # the end of a listing or a log matters, its head more
     head, tail = text[: limit - tail_size], text[len(text) - tail_size :]
     cut = len(text) - len(head) - len(tail)
@@ -311,4 +312,4 @@ def _bounded_success(text: str, limit: int) -> str:
         "the part you need, call the tool again with a narrower request (a filter, a smaller "
         "page or range).]"
     )
-    return f"{head}\n\n{note}\n\n{tail}" if tail else f"{head}\n\n{note}"
+    return encodable(f"{head}\n\n{note}\n\n{tail}" if tail else f"{head}\n\n{note}")

@@ -18,8 +18,14 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, TypeVar, overload
 
+from pytest_nucleo._causes import stop_in
 from pytest_nucleo._clock import Clock
-from pytest_nucleo._exceptions import InvalidInputException, JobCancelledException, check_seconds
+from pytest_nucleo._exceptions import (
+    InvalidInputException,
+    JobCancelledException,
+    SystemException,
+    check_seconds,
+)
 from pytest_nucleo.limits._limiter import RateLimiter
 
 from ._binding import _bind
@@ -124,9 +130,11 @@ def run_tool(
     - ``str_fallback``: a value with no JSON form (an object of your own, a framework's image)
       reads as its ``str()`` instead of failing the call; the adapters set it, since the
       frameworks they hand values to convert such a value themselves.
-    - Nothing escapes but ``KeyboardInterrupt`` and ``SystemExit``: any other exception a tool
-      raises (a ``BaseException`` or a ``CancelledError`` of its own included), or its value
-      raises while being serialized, becomes a failure.
+    - Nothing escapes but ``KeyboardInterrupt`` and ``SystemExit``, raised as themselves also
+      from inside an exception group (as anyio's and trio's task groups wrap them): any other
+      exception a tool raises (a ``BaseException``, a ``GeneratorExit`` or a
+      ``CancelledError`` of its own included), or its value raises while being serialized,
+      becomes a failure.
 
     An ``async def`` tool is run with ``asyncio.run`` when no event loop is running here; under
     a running loop use :func:`arun_tool`.
@@ -158,6 +166,8 @@ def run_tool(
         args, kwargs = _bind(call.facts, arguments)
     except InvalidInputException as mismatch:
         return call.failed(mismatch)
+    except BaseException as exc:
+        return call.failed(_unreadable_arguments(call.name, exc))
     return call.run(args, kwargs, cancel)
 
 
@@ -196,6 +206,8 @@ async def arun_tool(
         args, kwargs = _bind(call.facts, arguments)
     except InvalidInputException as mismatch:
         return call.failed(mismatch)
+    except BaseException as exc:
+        return call.failed(_unreadable_arguments(call.name, exc))
     if cancel is not None and cancel.cancelled:
         return call.failed(JobCancelledException())
     if timeout is None and cancel is None:
@@ -222,3 +234,15 @@ def run_sync(start: Callable[[], Awaitable[T]], *, refusal: str) -> T:
 
 async def _awaited(awaitable: Awaitable[T]) -> T:
     return await awaitable
+
+
+def _unreadable_arguments(name: str, exc: BaseException) -> SystemException:
+    """The failure for arguments whose own code raised while they were read (a mapping whose
+    iteration raises): not the model's doing, since it sends JSON, so a system error. A stop
+    raised there propagates."""
+    stop = stop_in(exc)
+    if stop is not None:
+        raise stop
+    return SystemException(
+        name, f"the arguments could not be read: {type(exc).__name__}", cause=exc
+    )

@@ -12,7 +12,9 @@ def readable_message(exc: BaseException) -> str | None:
     """``str(exc)``, or None when its ``__str__`` raises or returns something not a string."""
     try:
         text = exc.__str__()
-    except Exception:
+    except (Exception, GeneratorExit):
+        # A GeneratorExit from __str__ is a bug in the exception, not a stop: a stop is a
+        # KeyboardInterrupt or a SystemExit, which go on.
         return None
     if not isinstance(text, str):
         return None

@@ -48,6 +48,19 @@ _SURROGATE = re.compile(rf"[{SURROGATES}]")
 _BLANK_LINES = re.compile(r"\n{3,}")
 
 
+def encodable(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, so that it encodes as UTF-8: the
+    last step of every text the model reads, a success's included (a file name from
+    ``os.listdir`` that is not UTF-8 holds one, and the agent's next request would fail)."""
+    if str.isascii(text):
+        return text
+    try:
+        str.encode(text, "utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
+
+
 def _bounded(text: str, limit: int, known: Iterable[str]) -> tuple[str, int]:
     """Mask secrets in the head of ``text``, then cut: return the masked head and how much was
     cut. A known value the cut splits is masked for the part of it that is kept."""

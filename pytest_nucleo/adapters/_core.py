@@ -54,6 +54,7 @@ from pytest_nucleo._runner._retries import (
     _check_options,
 )
 from pytest_nucleo._runner._tools import arun_tool, run_sync, run_tool
+from pytest_nucleo._text._render import encodable
 from pytest_nucleo.limits._limiter import RateLimiter
 
 T = TypeVar("T")
@@ -79,7 +80,8 @@ class ToolFailureText(str):
     framework's own error turned into text)."""
 
     def __new__(cls, text: str, exception: LLMReadableException | None = None) -> ToolFailureText:
-        made = super().__new__(cls, text)
+        # The common exit of the failure texts handed to a framework: encodable as UTF-8.
+        made = super().__new__(cls, encodable(text))
         made.exception = exception
         return made
 

@@ -57,21 +57,22 @@ class ProviderSupport(Protocol):
 _REGISTRY = LazyRegistry(__name__, _SUPPORT)
 
 
-def _support_of(obj: object) -> ProviderSupport | None:
-    return cast(ProviderSupport | None, _REGISTRY.find(obj))
+def _support(module: object) -> ProviderSupport:
+    return cast(ProviderSupport, module)
 
 
 def provider_answer(exc: BaseException) -> ProviderAnswer | None:
-    """What a provider SDK's error says; None for an exception of no known SDK."""
-    support = _support_of(exc)
-    return None if support is None else support.provider_answer(exc)
+    """What a provider SDK's error says; None for an exception of no known SDK, or one its
+    module cannot read (an SDK of another version: the generic reading takes over)."""
+    answer = _REGISTRY.ask(exc, lambda module: _support(module).provider_answer(exc), None)
+    return answer if isinstance(answer, ProviderAnswer) else None
 
 
 def sdk_retries(exc: BaseException) -> int:
     """How many times a provider SDK retried the request on its own before raising ``exc``;
-    0 when it did not, or for an exception of no known SDK."""
-    support = _support_of(exc)
-    return 0 if support is None else support.sdk_retries(exc)
+    0 when it did not, or for an exception of no known SDK or one its module cannot read."""
+    count = _REGISTRY.ask(exc, lambda module: _support(module).sdk_retries(exc), 0)
+    return count if type(count) is int and count >= 0 else 0
 
 
 def providers() -> tuple[str, ...]:

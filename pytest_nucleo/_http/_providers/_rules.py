@@ -72,7 +72,10 @@ def from_provider_error(exc: BaseException) -> LLMReadableException | UpstreamRe
     answer = provider_answer(exc)
     if answer is None:
         return None
-    result = _sorted(answer)
+    try:
+        result = _sorted(answer)
+    except Exception:  # an answer read from a stand-in SDK: the generic reading takes over
+        return None
     result.__cause__ = exc
     return result
 

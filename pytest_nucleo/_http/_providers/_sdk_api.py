@@ -38,13 +38,19 @@ class SdkApi:
         self.provider = provider
         self.account_header = account_header
 
+    def _is(self, exc: BaseException, name: str) -> bool:
+        """Whether ``exc`` is the SDK's class ``name``; False when the SDK has no such class
+        (openai 0.28 has no ``APIStatusError``; a test double may have none of them)."""
+        kind = getattr(self.sdk, name, None)
+        return isinstance(kind, type) and issubclass(type(exc), kind)
+
     def provider_answer(self, exc: BaseException) -> ProviderAnswer | None:
-        if isinstance(exc, self.sdk.APIStatusError):
+        if self._is(exc, "APIStatusError"):
             return self._status_answer(exc)
-        if isinstance(exc, self.sdk.APIConnectionError):
+        if self._is(exc, "APIConnectionError"):
             model = self._model(getattr(exc, "request", None))
             return ProviderAnswer(
-                self.provider, None, isinstance(exc, self.sdk.APITimeoutError), model=model
+                self.provider, None, self._is(exc, "APITimeoutError"), model=model
             )
         return None
 
