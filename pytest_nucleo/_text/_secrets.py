@@ -17,7 +17,8 @@ Two kinds of masking, both applied by :func:`redact`:
 * known values: the exact strings a caller knows it sent (an API key, a header value), masked
   wherever they appear, even when a server echoes them back in an error body, whatever the
   case of their percent-escapes, and in the altered forms servers echo them in (see
-  ``ECHO_MIN`` and ``PIECE_MIN``); a ``Basic`` credential also masks the password it encodes.
+  ``ECHO_MIN`` and ``PIECE_MIN`` in :mod:`._echoes`); a ``Basic`` credential also masks the
+  password it encodes.
 
 A text is always masked before it is cut (:func:`redact_piece` masks a piece cut out of a
 longer text, so that the part of a secret left on one side of the cut is not shown either).
@@ -32,11 +33,14 @@ import base64
 import binascii
 import bisect
 import functools
-import html
 import re
 from collections.abc import Callable, Iterable
 from typing import AnyStr
 from urllib.parse import unquote
+
+from ._echoes import ECHO_MIN as ECHO_MIN
+from ._echoes import PIECE_MIN as PIECE_MIN
+from ._echoes import _known_forms, _piece_worthy
 
 MASK = "[REDACTED]"
 
@@ -334,83 +338,6 @@ def _redact_short(text: str) -> str:
     return _redact(text, [])
 
 
-def _known_forms(known: Iterable[str]) -> list[str]:
-    """The known values to mask, longest first: each value, and for a ``Basic`` credential the
-    ``user:password`` it encodes and the password alone (a server may echo either); and the
-    forms a server echoes a value in (see ``_echo_forms``)."""
-    known = tuple(known)
-    return list(_forms_of(known)) if known else []
-
-
-@functools.lru_cache(maxsize=256)
-def _forms_of(known: tuple[str, ...]) -> tuple[str, ...]:
-    # A client masks with the same values many times (each field, the excerpt, the log).
-    values = set()
-    for value in known:
-        values.add(value)
-        if value[:6].lower() == "basic ":
-            values.update(_basic_parts(value[6:].strip()))
-    for value in list(values):
-        values.update(_echo_forms(value))
-    return tuple(sorted((v for v in values if len(v) >= 4), key=len, reverse=True))
-
-
-ECHO_MIN = 8
-"""A known value this long or longer is also masked as a server may echo it altered: upper or
-lower case, its slashes escaped ``\\/`` (PHP's JSON), its ``& < > " ' / + =`` written as HTML
-character references."""
-
-PIECE_MIN = 16
-"""A known value this long or longer, with no space and with letters and digits, is also
-masked base64-encoded (at any alignment inside a longer encoded text), and its first 16 and
-last 12 characters wherever they appear alone (a server that shows a key shortened), and
-across a line break (see ``_mask_broken``). Shorter pieces of a key would mask ordinary
-words."""
-
-_HTML_CHARS = "&<>\"'/+="
-
-
-def _echo_forms(value: str) -> list[str]:
-    if len(value) < ECHO_MIN:
-        return []
-    forms = [value.upper(), value.lower()]
-    if "/" in value:
-        forms.append(value.replace("/", "\\/"))
-    if any(c in _HTML_CHARS for c in value):
-        forms.append(html.escape(value))
-        for reference in ("&#{};", "&#x{:X};", "&#x{:x};"):
-            forms.append(
-                "".join(reference.format(ord(c)) if c in _HTML_CHARS else c for c in value)
-            )
-    if _piece_worthy(value):
-        forms += (value[:PIECE_MIN], value[-12:])
-        forms += _base64_forms(value.encode("utf-8"))
-    return [form for form in forms if form != value]
-
-
-@functools.lru_cache(maxsize=4096)
-def _piece_worthy(value: str) -> bool:
-    return (
-        len(value) >= PIECE_MIN
-        and "://" not in value
-        and not any(c.isspace() for c in value)
-        and any(c.isdigit() for c in value)
-        and any(c.isalpha() for c in value)
-    )
-
-
-def _base64_forms(raw: bytes) -> list[str]:
-    """The base64 of ``raw`` as it reads inside any longer encoded text: for each of the three
-    offsets it may start at, the characters that depend on ``raw`` alone (standard and URL-safe
-    alphabets)."""
-    forms: list[str] = []
-    for offset in range(3):
-        encoded = base64.b64encode(b"\0" * offset + raw).decode("ascii")
-        core = encoded[-(-8 * offset // 6) : 8 * (offset + len(raw)) // 6]
-        forms += (core, core.replace("+", "-").replace("/", "_"))
-    return forms
-
-
 # A line break a server put inside a value (literal or JSON-escaped, with the indent after it),
 # or the space that a collapsed line break leaves.
 _BREAK = re.compile(r"(?:\r?\n|\\r\\n|\\n)[ \t]*|[ \t]+")
@@ -461,14 +388,6 @@ def _mask_broken(text: str, values: tuple[str, ...]) -> str:
         elif end > copied:
             copied = end
     return "".join(shown) + text[copied:]
-
-
-def _basic_parts(encoded: str) -> tuple[str, ...]:
-    try:
-        decoded = base64.b64decode(encoded, validate=True).decode("utf-8")
-    except (binascii.Error, ValueError):  # not base64, or not UTF-8 inside: nothing to add
-        return ()
-    return (decoded, decoded.partition(":")[2])
 
 
 # Places a known value could start, found by string search, beyond which a regex finds it.

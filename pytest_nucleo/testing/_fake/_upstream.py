@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime
 from types import TracebackType
 from typing import Any
-from urllib.parse import unquote
 
 import httpx
 import respx
@@ -31,8 +29,8 @@ from pytest_nucleo._text._secrets import redact
 from pytest_nucleo.testing._docs import docs_ref
 
 from ._backends import Backend, backend_factories, watch_imports
+from ._checks import check_base_url, check_status, checked_headers, never_matching
 from ._guard import fake_started, fake_stopped
-from ._hosts import ip_of
 from ._json_body import JSON_CONTENT_TYPE, json_body
 from ._pages import Server, error_page
 
@@ -87,41 +85,6 @@ class Outcome:
         return self.produce(request)
 
 
-def _check_status(status: object) -> int:
-    if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
-        raise ValueError(
-            f"unknown HTTP status {status!r}: give an int from 100 to 599, such as 404 or 503"
-        )
-    return status
-
-
-def _checked_headers(headers: object) -> list[tuple[str, str]]:
-    """``headers`` as (name, value) pairs, each a str; anything else is a ``TypeError`` that says
-    which header and how to write it."""
-    if headers is None:
-        return []
-    if not isinstance(headers, Mapping):
-        raise TypeError(
-            "respond(headers=...) takes a mapping of header names to str values, such as "
-            f"{{'Retry-After': '30'}}; got {type(headers).__name__} {headers!r}"
-        )
-    pairs = list(headers.items())
-    for name, value in pairs:
-        if not isinstance(name, str):
-            raise TypeError(
-                f"respond(headers=...): the header name {name!r} ({type(name).__name__}) is "
-                "not a str; "
-                "give header names as str, such as 'Retry-After'"
-            )
-        if not isinstance(value, str):
-            raise TypeError(
-                f"respond(headers=...): the header {name!r} has the value {value!r} "
-                f"({type(value).__name__}); give header values as str, such as "
-                f"{{{name!r}: {str(value)!r}}}"
-            )
-    return pairs
-
-
 def respond(
     status: int = 200,
     *,
@@ -131,7 +94,7 @@ def respond(
     headers: Mapping[str, str] | None = None,
 ) -> Outcome:
     """Answer with ``status`` and at most one body: ``text``, ``json`` or raw ``content``."""
-    _check_status(status)
+    check_status(status)
     given = [
         name for name, v in (("text", text), ("json", json), ("content", content)) if v is not None
     ]
@@ -141,7 +104,7 @@ def respond(
 
     # Servers send header bytes; a non-ASCII value (full-width digits in Retry-After, say) goes
     # out as UTF-8, where a str would make httpx refuse to build the response.
-    raw_headers = [(name.encode(), value.encode()) for name, value in _checked_headers(headers)]
+    raw_headers = [(name.encode(), value.encode()) for name, value in checked_headers(headers)]
     if json is not None:
         # Our own encoding, not httpx's: its output changed between versions (see _json_body).
         content = json_body(json)
@@ -192,7 +155,7 @@ def throttle(
     body. ``retry_after`` is seconds (sent as delay-seconds) or an HTTP-date string, sent as
     the ``Retry-After`` header. To fake a malformed header, use ``respond(headers=...)``.
     """
-    _check_status(status)
+    check_status(status)
     if body is None and status not in _THROTTLE_BODIES:
         raise ValueError(
             f"throttle(status={status}) has no realistic default body: use 429, 401, 403 or "
@@ -227,7 +190,7 @@ def html_error(
     body excerpt drops (to test that a huge page still gives a bounded text); left out, the
     page is as small as the real one. For an HTML body on a 2xx, use ``not_json()``.
     """
-    page = error_page(_check_status(status), server=server, size=size)
+    page = error_page(check_status(status), server=server, size=size)
     bodies: dict[str, bytes] = {}  # built once per host: a padded page may be megabytes
 
     def produce(request: httpx.Request) -> httpx.Response:
@@ -461,38 +424,6 @@ def problem_report(problems: list[AssertionError]) -> str:
     return "\n\n".join([*parts, *dict.fromkeys(others)])
 
 
-_HOST_NAME = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?")
-
-
-def _never_matching(url: str, what: str) -> None:
-    """Refuse ``url`` when no request can ever go to it (``what`` is how messages name it): not
-    an absolute http(s) URL, a port out of 1 to 65535, a host no client can send."""
-    how = "give an absolute http(s) URL such as 'https://api.example/v1'"
-    if what != "base_url":
-        how = (
-            "give an absolute http(s) URL such as 'https://api.example/items/1', or set "
-            "base_url (marker @pytest.mark.nucleo(base_url=...) or FakeUpstream(base_url=...))"
-        )
-    try:
-        parsed = httpx.URL(url)
-    except httpx.InvalidURL as error:
-        raise ValueError(f"{what} {url!r} can never match a request ({error}): {how}") from None
-    if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise ValueError(f"{what} {url!r} can never match a request: {how}")
-    if parsed.port is not None and not 1 <= parsed.port <= 65535:
-        raise ValueError(
-            f"{what} {url!r} can never match a request: its port {parsed.port} is not one of "
-            "1 to 65535"
-        )
-    host = parsed.raw_host.decode("ascii", "replace")
-    if ip_of(host) is None and not _HOST_NAME.fullmatch(host):
-        raise ValueError(
-            f"{what} {url!r} can never match a request: its host {unquote(parsed.host)!r} is not "
-            "a host "
-            "name (letters, digits, '-', '.') nor an address"
-        )
-
-
 _running_fakes: list[FakeUpstream] = []
 """The fakes started and not stopped, oldest first: a refusal names the one in the way."""
 
@@ -538,12 +469,7 @@ class FakeUpstream:
         """What went wrong so far (unmatched requests, calls past a sequence's end), reported when
         the fake stops or the test ends."""
         if base_url is not None:
-            if not isinstance(base_url, str):
-                raise TypeError(
-                    "base_url takes an absolute http(s) URL string such as "
-                    f"'https://api.example/v1', got {type(base_url).__name__} {base_url!r}"
-                )
-            _never_matching(base_url, "base_url")
+            check_base_url(base_url)
         self._backends: list[Backend] = []
         self._unwatch: Callable[[], None] | None = None
         self.started_at: str | None = None
@@ -573,7 +499,7 @@ class FakeUpstream:
             )
         if self.base_url is not None and not url.startswith(("http://", "https://")):
             url = self.base_url.rstrip("/") + "/" + url.lstrip("/")
-        _never_matching(url, "the route URL")
+        never_matching(url, "the route URL")
         return url
 
     def get(self, url: str) -> FakeRoute:
