@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_nucleo.testing import _extras
+from pytest_nucleo.testing import _extras, _settings
 from pytest_nucleo.testing._fake import _guard as _network
 from pytest_nucleo.testing._fake import _names as _fake_names
 
@@ -47,125 +47,8 @@ _testing_before = pytest.StashKey[bool]()
 _upstream = pytest.StashKey["FakeUpstream"]()
 
 
-GUARD_SCOPES = ("plugin-tests", "all", "off")
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
-    # Every option is also an ini key (pyproject.toml's [tool.pytest.ini_options]), the option
-    # winning over the key: the options default to None, so that "not given" can be told.
-    group = parser.getgroup("nucleo", "pytest-nucleo failure contract")
-    group.addoption(
-        "--nucleo-report",
-        metavar="PATH",
-        default=None,
-        help="write the failure matrix seen in the run to PATH.json and PATH.md "
-        "(ini: nucleo_report)",
-    )
-    parser.addini(
-        "nucleo_report",
-        "write the failure matrix to this path's .json and .md (relative to the ini file)",
-        default="",
-    )
-    group.addoption(
-        "--nucleo-matrix",
-        choices=("problems", "all"),
-        default=None,
-        help="what the failure matrix in the terminal shows: the rows that need a look and a "
-        "summary (problems, the default), or every row (all; also with -v) (ini: nucleo_matrix)",
-    )
-    parser.addini("nucleo_matrix", "what the terminal's failure matrix shows: problems or all")
-    group.addoption(
-        "--nucleo-strict",
-        action="store_true",
-        default=None,
-        help="fail the run when a tool leaked a foreign exception or produced an unclean text "
-        "(ini: nucleo_strict)",
-    )
-    group.addoption(
-        "--no-nucleo-strict",
-        action="store_false",
-        dest="nucleo_strict",
-        default=None,
-        help="do not fail the run for those, whatever the ini file says",
-    )
-    parser.addini(
-        "nucleo_strict", "fail the run on a leaked exception or an unclean text", type="bool"
-    )
-    group.addoption(
-        "--nucleo-guard",
-        choices=GUARD_SCOPES,
-        default=None,
-        help="which tests the network guard refuses non-loopback addresses to: the tests that "
-        "use the plugin's fixtures or marker (plugin-tests, the default), every test (all), or "
-        "none (off) (ini: nucleo_guard)",
-    )
-    parser.addini("nucleo_guard", "the network guard's scope: plugin-tests, all or off")
-    group.addoption(
-        "--nucleo-allow-hosts",
-        metavar="HOSTS",
-        default=None,
-        help="comma-separated hosts guarded tests may still reach: names, name patterns "
-        "(*.internal), addresses or networks (10.0.0.0/8) (ini: nucleo_allow_hosts)",
-    )
-    parser.addini(
-        "nucleo_allow_hosts",
-        "hosts guarded tests may still reach (names, *.patterns, addresses, networks)",
-        type="linelist",
-    )
-    group.addoption(
-        "--nucleo-fake-addresses",
-        choices=_fake_names.ADDRESS_CHOICES,
-        default=None,
-        help="where the hosts a fake upstream routes resolve: addresses a tool's check against "
-        "private networks accepts (public, the default: 192.31.196.0/24, AS112's), or the "
-        "shared address space (shared: 100.64.0.0/10), which it refuses; only the fake answers "
-        "either (ini: nucleo_fake_addresses)",
-    )
-    parser.addini(
-        "nucleo_fake_addresses",
-        "where routed hosts resolve while a fake upstream runs: public or shared",
-    )
-
-
-def _setting(config: pytest.Config, name: str) -> Any:
-    """The plugin's setting ``name`` (``nucleo_strict``, ...): the command-line option when
-    given, else the ini key, else the default. A bad ini value is a usage error naming it."""
-    given = config.getoption(name, default=None)
-    if given is not None:
-        return _allow_hosts(given) if name == "nucleo_allow_hosts" else given
-    if name == "nucleo_strict":
-        try:
-            return bool(config.getini(name))
-        except (ValueError, pytest.UsageError) as error:  # (pytest 9 raises the latter)
-            raise pytest.UsageError(
-                f"the ini key nucleo_strict is not a boolean ({error}): set true or false, "
-                "or give --nucleo-strict or --no-nucleo-strict"
-            ) from None
-    ini = config.getini(name)
-    if name == "nucleo_allow_hosts":
-        return _allow_hosts(",".join(ini))
-    if name == "nucleo_report":
-        if not ini:
-            return None
-        base = config.inipath.parent if config.inipath else config.rootpath
-        return str(base / ini)
-    choices = {
-        "nucleo_matrix": ("problems", "all"),
-        "nucleo_guard": GUARD_SCOPES,
-        "nucleo_fake_addresses": _fake_names.ADDRESS_CHOICES,
-    }[name]
-    if not ini:
-        return choices[0]
-    if ini not in choices:
-        raise pytest.UsageError(
-            f"the ini key {name} = {ini!r} is not one of {', '.join(choices)}: set one of them, "
-            f"or give --{name.replace('_', '-')}"
-        )
-    return ini
-
-
-def _allow_hosts(text: str) -> list[str]:
-    return [entry.strip() for entry in text.split(",") if entry.strip()]
+    _settings.add_options(parser)
 
 
 class _RunnerWatch(logging.Handler):
@@ -211,17 +94,7 @@ _running: list[_RunnerWatch] = []  # the watches of the sessions running a test,
 
 def pytest_configure(config: pytest.Config) -> None:
     # A bad value fails the run at once; the guard's scope is read once, not per test.
-    _setting(config, "nucleo_matrix")
-    config.stash[_guard_scope] = _setting(config, "nucleo_guard")
-    addresses = _setting(config, "nucleo_fake_addresses")
-    _setting(config, "nucleo_strict")
-    _check_report_path(config)
-    hosts = _setting(config, "nucleo_allow_hosts")
-    given = config.getoption("nucleo_allow_hosts", default=None) is not None
-    try:  # checked first, to name where the list came from
-        _network.AllowList(hosts, "--nucleo-allow-hosts" if given else "ini key nucleo_allow_hosts")
-    except ValueError as error:
-        raise pytest.UsageError(str(error)) from None
+    config.stash[_guard_scope], addresses, hosts = _settings.checked(config)
     watch = config.stash[_watch] = _RunnerWatch(config)
     config.stash[_guard] = _network.install(allow_hosts=hosts)
     # Process-wide, like the guard: the session's choice until it ends (pytester nests them).
@@ -238,26 +111,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "*.patterns, addresses, networks); real_waits=True: the system clock really sleeps in "
         "this test (waits are skipped by default).",
     )
-
-
-def _check_report_path(config: pytest.Config) -> None:
-    """A report path whose files cannot be written is a usage error when the run starts, not a
-    traceback after the tests (an xdist worker writes no report)."""
-    if hasattr(config, "workerinput"):
-        return
-    path = _setting(config, "nucleo_report")
-    if not path:
-        return
-    from pytest_nucleo.testing._contract._report import unwritable
-
-    problem = unwritable(path)
-    if problem is not None:
-        given = config.getoption("nucleo_report", default=None) is not None
-        where = f"--nucleo-report={path}" if given else f"the ini key nucleo_report ({path})"
-        raise pytest.UsageError(
-            f"{where}: the report cannot be written there ({problem}): give a path in a "
-            "folder the run may write to; PATH.json and PATH.md are written"
-        )
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -600,7 +453,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         _report.ship_from_worker(config)
         return
     entries = _report.observations(config)
-    path = _setting(config, "nucleo_report")
+    path = _settings.setting(config, "nucleo_report")
     if path:
         try:
             _report.write_reports(path, entries)
@@ -644,7 +497,7 @@ def _tell_junitxml(config: pytest.Config, problems: list[str]) -> None:
 
 def _strict_problems(config: pytest.Config, entries: list[dict[str, Any]]) -> list[str]:
     """What --nucleo-strict fails the run for; nothing without the option."""
-    if not _setting(config, "nucleo_strict"):
+    if not _settings.setting(config, "nucleo_strict"):
         return []
     from pytest_nucleo.testing._contract import _report
 
@@ -672,7 +525,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     write = terminalreporter.write_line
     terminalreporter.section("nucleo failure matrix")
-    everything = _setting(config, "nucleo_matrix") == "all" or config.get_verbosity() > 0
+    everything = _settings.setting(config, "nucleo_matrix") == "all" or config.get_verbosity() > 0
     shown = entries if everything else _report.problem_rows(entries)
     width = _terminal_width(terminalreporter)
     for line in _report.terminal_lines(shown, width) if shown else ():
@@ -682,7 +535,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         text += " (every row: -v or --nucleo-matrix=all)"
     for line in _wrapped(text, width):
         write(line)
-    path = _setting(config, "nucleo_report")
+    path = _settings.setting(config, "nucleo_report")
     if failed:
         write(failed, red=True)
     elif path:

@@ -31,14 +31,14 @@ their replies read). Beside it: ``_redis_framing``, the commands as the bytes se
 they are framed by hand (the measured figures); ``_redis_connections``, the connections kept
 for a blocking client's decisions and one decision's exchange on them; ``_redis_bookkeeping``,
 a keeper's outages, fallbacks, the warning of a state that vanished, and what it tells Redis
-after (a vanished window rebuilt full, the failures it recorded alone).
+after (a vanished window rebuilt full, the failures it recorded alone); ``_redis_arguments``,
+the settings and arguments as the script reads them and its replies' fields decoded.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-import struct
 import threading
 import weakref
 from pathlib import Path
@@ -47,17 +47,24 @@ from urllib.parse import quote
 
 from pytest_nucleo._clock import Clock
 from pytest_nucleo._forks import hold_over_forks
-from pytest_nucleo._http._retry_after import RETRY_AFTER_CAP
 from pytest_nucleo._text._render import one_line
 
-from ._circuit import State
-from ._failure import UpstreamFailure
+from ._redis_arguments import (
+    decode_failure,
+    decode_state,
+    decode_text,
+    encode_failure,
+    encode_permit,
+    encode_seconds,
+    encode_settings,
+)
 from ._redis_bookkeeping import Bookkeeping
 from ._redis_connections import KeptConnections
 from ._redis_framing import CommandFrames
 from ._stores import LocalState, T, View
 
 if TYPE_CHECKING:
+    from ._failure import UpstreamFailure
     from ._machine import Reservation, Rules
     from ._refusal import LimiterRefusalException, RefusalReason
 
@@ -260,37 +267,40 @@ class RedisStore:
         return f"RedisStore(prefix={self.prefix!r}, fail_open={self.fail_open})"
 
 
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
-
-def _failure(fields: list[Any]) -> UpstreamFailure | None:
-    """The last failure the script quoted (service, detail, status, retry_after), if any."""
-    if not fields:
-        return None
-    service, detail, status, retry_after = fields
-    return UpstreamFailure(
-        _text(service),
-        _text(detail),
-        None if status is None else int(status),
-        None if retry_after is None else float(retry_after),
-    )
-
-
-def _permit(permit: int | None) -> str:
-    return "" if permit is None else str(permit)
-
-
-def _seconds(value: float | None) -> str:
-    return "" if value is None else repr(float(value))
-
-
 class RedisScriptError(RuntimeError):
     """Redis answered a limiter's decision with an error that is no outage: a bug in the
     script, a key of another type where the limiter's state belongs (another program writing
     under the store's prefix), or a refusal of the client itself (a wrong password or user, an
     ACL user without the commands the limiter runs). Raised, never read as Redis being
     unreachable: deciding alone would hide it for as long as it lasts."""
+
+
+def _refused(store: RedisStore, name: str, key: str, exc: BaseException) -> RedisScriptError | None:
+    """The error to raise for ``exc``, an error of a decision of the limiter ``name``, when it
+    is no outage: the server refused the client itself (checked first: redis-py's
+    AuthenticationError is also a connection error), or the script's error reply (a key of
+    another type, or a bug). None for an outage. A function, not a step of the keeper: what
+    the error says is read from the store and the names alone."""
+    if store.denied(exc):
+        return RedisScriptError(
+            f"rate limiter {name!r}: Redis refused the client its decision on "
+            f"the key {key} ({type(exc).__name__}: {one_line(str(exc), 300)}): the "
+            "client's password or user is wrong, or its ACL user lacks the commands the "
+            "limiter runs (EVALSHA, SCRIPT LOAD, and TIME, HGET, HMGET, HSET, HDEL, PEXPIRE on "
+            "the store's prefix). Redis was reached, so the limiter does not decide alone, "
+            "whatever fail_open says: fix the credentials given to the redis client, or "
+            "grant that user those commands and keys"
+        )
+    if not store.unreachable(exc):
+        return RedisScriptError(
+            f"rate limiter {name!r}: Redis refused its decision on the key "
+            f"{key} ({type(exc).__name__}: {one_line(str(exc), 300)}). Redis was "
+            "reached, so the limiter does not decide alone: either another program keeps "
+            "a value of another type under that key (give the RedisStore a prefix of its "
+            "own), or this is a bug in pytest-nucleo's script, to be reported with this "
+            "message"
+        )
+    return None
 
 
 class SharedState(Bookkeeping):
@@ -308,29 +318,14 @@ class SharedState(Bookkeeping):
         self.is_async = store.is_async
         self._clock = clock
         self._fallback = fallback
-        s = rules.s
-        numbers = [  # those an admission reads first (see _step.lua)
-            rules.longest, s.max_throttle, s.max_wait_seconds, s.cooldown_seconds,
-            s.failure_step, s.recovery_step, s.successes_per_step, s.quiet_seconds,
-            s.quiet_recovery_step, s.failures_to_open, s.max_cooldown_seconds,
-            s.probe_timeout_seconds, RETRY_AFTER_CAP,
-        ]  # fmt: skip
-        budgets = [x for b in s.budgets for x in (b.max_units, b.window_seconds)]
-        fields = ",".join("b:" + quote(budget.name, safe="") for budget in s.budgets)
-        # What every call sends but its own arguments, encoded once: the settings travel with
-        # each decision (two processes may run different settings on one state).
-        settings = [
-            struct.pack("<13d", *numbers),
-            struct.pack(f"<{len(budgets)}d", *budgets),
-            fields.encode(),
-        ]
-        self._frames = CommandFrames(store._sha, self.key, settings)
+        # What every call sends but its own arguments, encoded once (see _redis_arguments).
+        self._frames = CommandFrames(store._sha, self.key, encode_settings(rules))
         # What a blocking decision's exchange needs, read once and called from here, without
         # a method of the store between: a decision's own Python is measured against a
         # PING's (bench/README.md), and each call between costs a few percent of it.
         self._kept, self._client, self._script = store._kept, store.client, store._script
         self._texts: dict[tuple[int, ...], str] = {}  # takes as the script reads them
-        self._full = self._units(tuple(budget.max_units for budget in s.budgets))  # a fill's
+        self._full = self._units(tuple(budget.max_units for budget in rules.s.budgets))
         # The last admission's and the last success's frames, by their takes and permit: on
         # the server's clock, the calls of a limiter repeat them (its takes, the circuit's
         # epoch). An empty tuple is the key of no frame: no takes or permit equal it.
@@ -372,76 +367,36 @@ class SharedState(Bookkeeping):
         self._answered(reply[0])
         budget_index, units = int(reply[3]), int(reply[4])
         budget = self.rules.s.budgets[budget_index - 1] if budget_index else None
-        reason = cast("RefusalReason", _text(reply[1]))
-        off_for, failure = float(reply[2]), _failure(reply[5:])
+        reason = cast("RefusalReason", decode_text(reply[1]))
+        off_for, failure = float(reply[2]), decode_failure(reply[5:])
         if reason == "open":
             self._saw_open(off_for, failure)
         return self.rules.refusal(reason, off_for, failure, budget, units if budget else None)
 
     def _reading(self, reply: list[Any], view: View[T]) -> T:
         self._answered(reply[0], read=True)
-        state = self.rules.fresh()
-        state.circuit.state = cast(State, _text(reply[1]))
-        state.level, state.circuit.cooldown = float(reply[2]), float(reply[3])
-        state.successes, state.failures, state.refusals = reply[4], reply[5], reply[6]
-        state.last_failure = _failure(reply[7:11])
-        return view(state)
+        return view(decode_state(self.rules, reply))
 
     def _failed(self, exc: BaseException) -> None:
         """An error of a decision: an outage (remembered), or a fault of the deployment or a
-        bug (raised)."""
-        if self.store.denied(exc):
-            raise RedisScriptError(
-                f"rate limiter {self.rules.s.name!r}: Redis refused the client its decision on "
-                f"the key {self.key} ({type(exc).__name__}: {one_line(str(exc), 300)}): the "
-                "client's password or user is wrong, or its ACL user lacks the commands the "
-                "limiter runs (EVALSHA, SCRIPT LOAD, and TIME, HGET, HMGET, HSET, HDEL, PEXPIRE on "
-                "the store's prefix). Redis was reached, so the limiter does not decide alone, "
-                "whatever fail_open says: fix the credentials given to the redis client, or "
-                "grant that user those commands and keys"
-            ) from exc
-        if not self.store.unreachable(exc):
-            raise RedisScriptError(
-                f"rate limiter {self.rules.s.name!r}: Redis refused its decision on the key "
-                f"{self.key} ({type(exc).__name__}: {one_line(str(exc), 300)}). Redis was "
-                "reached, so the limiter does not decide alone: either another program keeps "
-                "a value of another type under that key (give the RedisStore a prefix of its "
-                "own), or this is a bug in pytest-nucleo's script, to be reported with this "
-                "message"
-            ) from exc
+        bug (raised, see ``_refused``)."""
+        error = _refused(self.store, self.rules.s.name, self.key, exc)
+        if error is not None:
+            raise error from exc
         self._went_down(exc)
 
     # --- what a reply calls for: a fill, a tally (see _redis_bookkeeping) --------------------
-
-    def _follow_ups(self) -> list[tuple[str, tuple[str, ...], UpstreamFailure | None, int]]:
-        """The follow-ups due, each taken: its decision, arguments, and a tally's failure and
-        count (given back when Redis does not take it)."""
-        due: list[tuple[str, tuple[str, ...], UpstreamFailure | None, int]] = []
-        if self._fill_due:
-            self._fill_due = False
-            due.append(("fill", (self._full,), None, 0))
-        count, failure = self._take_tally()
-        if count and failure is not None:
-            due.append(("tally", self._failure_args(failure, count), failure, count))
-        return due
 
     def _follow_up(self) -> None:
         if self.is_async:
             return  # sent before its next decision (see _acall)
         for op, args, failure, count in self._follow_ups():
-            reply = self._call(op, *args)
-            if reply is not None:
-                self._kept_for(reply)
-            elif failure is not None:
-                self._failed_alone(failure, count)
+            self._followed(self._call(op, *args), failure, count)
 
     async def _afollow_up(self) -> None:
         for op, args, failure, count in self._follow_ups():
             reply = await self._aexecute(self._frames.command(op, self._now(), *args))
-            if reply is not None:
-                self._kept_for(reply)
-            elif failure is not None:
-                self._failed_alone(failure, count)
+            self._followed(reply, failure, count)
 
     # --- the decisions, blocking ------------------------------------------------------------
 
@@ -478,7 +433,7 @@ class SharedState(Bookkeeping):
     def succeed(self, permit: int | None) -> None:
         last = self._last_success
         if last[0] != permit:
-            last = self._last_success = self._keyed_frame(permit, "succeed", _permit(permit))
+            last = self._last_success = self._keyed_frame(permit, "succeed", encode_permit(permit))
         reply = self._send(last[1])
         if reply is None:
             self._count_alone()
@@ -487,7 +442,7 @@ class SharedState(Bookkeeping):
             self._answered(reply)
 
     def fail(self, failure: UpstreamFailure, permit: int | None) -> None:
-        reply = self._call("fail", *self._failure_args(failure, permit))
+        reply = self._call("fail", *encode_failure(failure, permit))
         if reply is None:
             self._count_alone()
             self._failed_alone(failure)
@@ -496,7 +451,7 @@ class SharedState(Bookkeeping):
             self._answered(reply)
 
     def release(self, permit: int | None, retry_after: float | None) -> None:
-        reply = self._call("release", _permit(permit), _seconds(retry_after))
+        reply = self._call("release", encode_permit(permit), encode_seconds(retry_after))
         if reply is None:
             self._count_alone()
             self._fallback.release(permit, retry_after)
@@ -508,17 +463,6 @@ class SharedState(Bookkeeping):
         if reply is None:
             return self._fallback.read(view)
         return self._reading(reply, view)
-
-    @staticmethod
-    def _failure_args(failure: UpstreamFailure, permit: int | None) -> tuple[str, ...]:
-        status = "" if failure.status is None else str(failure.status)
-        return (
-            _permit(permit),
-            failure.service,
-            failure.detail,
-            status,
-            _seconds(failure.retry_after),
-        )
 
     # --- the decisions, awaited -------------------------------------------------------------
 
@@ -558,7 +502,7 @@ class SharedState(Bookkeeping):
             self._answered(reply)
 
     async def asucceed(self, permit: int | None) -> None:
-        reply = await self._acall("succeed", _permit(permit))
+        reply = await self._acall("succeed", encode_permit(permit))
         if reply is None:
             self._count_alone()
             self._fallback.succeed(permit)
@@ -566,7 +510,7 @@ class SharedState(Bookkeeping):
             self._answered(reply)
 
     async def afail(self, failure: UpstreamFailure, permit: int | None) -> None:
-        reply = await self._acall("fail", *self._failure_args(failure, permit))
+        reply = await self._acall("fail", *encode_failure(failure, permit))
         if reply is None:
             self._count_alone()
             self._failed_alone(failure)
@@ -575,7 +519,7 @@ class SharedState(Bookkeeping):
             self._answered(reply)
 
     async def arelease(self, permit: int | None, retry_after: float | None) -> None:
-        reply = await self._acall("release", _permit(permit), _seconds(retry_after))
+        reply = await self._acall("release", encode_permit(permit), encode_seconds(retry_after))
         if reply is None:
             self._count_alone()
             self._fallback.release(permit, retry_after)

@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from pytest_nucleo._text._render import one_line, seconds
 
+from ._redis_arguments import encode_failure
+
 if TYPE_CHECKING:
     from pytest_nucleo._clock import Clock
 
@@ -64,6 +66,7 @@ class Bookkeeping:
     key: str
     _clock: Clock
     _fallback: LocalState
+    _full: str  # a full window's units, as a fill sends them
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # the outage bookkeeping is shared by the threads
@@ -111,6 +114,26 @@ class Bookkeeping:
     def _follow_up(self) -> None:
         """Send what a reply called for (a fill, a tally; see the module): the keeper's."""
         raise NotImplementedError
+
+    def _follow_ups(self) -> list[tuple[str, tuple[str, ...], UpstreamFailure | None, int]]:
+        """The follow-ups due, each taken: its decision, arguments, and a tally's failure and
+        count (given back when Redis does not take it). Here, not in the keeper: what is due
+        is this bookkeeping's; the keeper only sends it (blocking or awaited)."""
+        due: list[tuple[str, tuple[str, ...], UpstreamFailure | None, int]] = []
+        if self._fill_due:
+            self._fill_due = False
+            due.append(("fill", (self._full,), None, 0))
+        count, failure = self._take_tally()
+        if count and failure is not None:
+            due.append(("tally", encode_failure(failure, count), failure, count))
+        return due
+
+    def _followed(self, reply: int | None, failure: UpstreamFailure | None, count: int) -> None:
+        """A follow-up's reply, or None when Redis did not take it (a tally then given back)."""
+        if reply is not None:
+            self._kept_for(reply)
+        elif failure is not None:
+            self._failed_alone(failure, count)
 
     def _kept_for(self, code: int) -> None:
         """A follow-up's reply: how long the state is kept now (never a vanished state's
