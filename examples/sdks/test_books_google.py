@@ -50,6 +50,5 @@ class TestSearchVolumes(ToolContract):
     empty_response = respond(200, json={"kind": "books#volumes", "totalItems": 0})
     secrets = (API_KEY,)
     not_applicable = {
-        "status-404": "the API answers a search that matches nothing with 200 and totalItems 0; "
-        "a 404 means the API itself was not found, a failure",
+        "status-404": "no match is a 200 with totalItems 0; a 404 is a failure",
     }

@@ -41,7 +41,7 @@ class TestReadNote(ToolContract):
     valid_response = respond(200, content=b"Call the shop.", headers={"content-type": "text/plain"})
     secrets = (ACCESS_KEY_ID,)
     not_applicable = {
-        "not-json-2xx": "a note is plain text: whatever S3 answers with 200 is the note's text",
+        "not-json-2xx": "a note is plain text: any 200 body is the note",
     }
 
 
@@ -57,6 +57,5 @@ class TestListNotes(ToolContract):
     empty_response = respond(200, content=_listing(), headers={"content-type": "application/xml"})
     secrets = (ACCESS_KEY_ID,)
     not_applicable = {
-        "status-404": "S3 answers a listing that matches nothing with 200 and no Contents; "
-        "its 404 means the bucket does not exist, a failure",
+        "status-404": "no match is a 200 listing; a 404 is a missing bucket",
     }
