@@ -70,9 +70,13 @@ NEEDS: dict[str, Needs] = {
     "test_adapter_texts.py": Needs(("fastmcp", "mcp", "langchain_core", "pydantic_ai", "agents")),
     "test_fake_mcp_http.py": Needs(("mcp",)),
     "test_fake_sdks.py": Needs(("anthropic", "openai")),
+    "test_fake_httplib2.py": Needs(("httplib2", "googleapiclient")),
     "test_fetch_server.py": Needs(("mcp_server_fetch",)),
     "test_provider_google.py": Needs(("google.genai",)),
     "test_providers.py": Needs(("anthropic", "openai")),
+    "test_sdk_readers.py": Needs(
+        ("boto3", "googleapiclient", "google.api_core", "slack_sdk", "github", "stripe", "twilio")
+    ),
 }
 """Each test module (by file name, in tests/) that needs an optional framework or SDK as a whole,
 and what it needs: what ``left_out`` consults. The module itself still calls

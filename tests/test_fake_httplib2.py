@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import http.client
 import sys
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -16,18 +15,14 @@ from syrupy.assertion import SnapshotAssertion
 import pytest_nucleo as nucleo
 from pytest_nucleo.strategies import _TRANSPORT_FAILURES
 from pytest_nucleo.testing import FakeUpstream, Outcome, respond
+from tests._frameworks import needs_frameworks
 from tests._loopback import full_queue, large_body, loopback
 
-httplib2: ModuleType | None
-try:
-    import httplib2
-except ModuleNotFoundError:  # each test skips, naming the extra: collected, its snapshots kept
-    httplib2 = None
+# Without them the module is kept out of collection (tests/_frameworks.py says why: a test
+# that skips leaves its snapshots unused, which fails the run).
+needs_frameworks("httplib2", "googleapiclient")
 
-pytestmark = pytest.mark.skipif(
-    httplib2 is None,
-    reason="httplib2 is not installed: pip install 'pytest-nucleo[google-api]'",
-)
+import httplib2  # noqa: E402
 
 URL = "https://api.upstream.example/items/42"
 TRANSPORT = {outcome.description: outcome for outcome in _TRANSPORT_FAILURES}
