@@ -16,7 +16,7 @@ chains without loading the helpers of ``_chain`` that turn a chain into what the
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TypeGuard, TypeVar, overload
+from typing import Any, TypeGuard, TypeVar, overload
 
 R = TypeVar("R")
 
@@ -36,7 +36,7 @@ def is_a(obj: object, kind: type[R] | tuple[type, ...]) -> bool:
     return issubclass(type(obj), kind)
 
 
-def _attribute(exc: BaseException, name: str) -> object:
+def attribute(exc: BaseException, name: str) -> Any:
     """``exc.<name>`` as the interpreter keeps it, or None when reading it raises."""
     try:
         return getattr(exc, name)
@@ -49,9 +49,9 @@ def _attribute(exc: BaseException, name: str) -> object:
 def following(exc: BaseException) -> BaseException | None:
     """The next link of the chain after ``exc`` (its cause, else its unsuppressed context), or
     None, also when reading it raises or gives something that is not an exception."""
-    link = _attribute(exc, "__cause__")
-    if link is None and _attribute(exc, "__suppress_context__") is not True:
-        link = _attribute(exc, "__context__")
+    link = attribute(exc, "__cause__")
+    if link is None and attribute(exc, "__suppress_context__") is not True:
+        link = attribute(exc, "__context__")
     return link if is_a(link, BaseException) else None
 
 
@@ -60,7 +60,7 @@ def members(exc: BaseException) -> tuple[BaseException, ...]:
     read)."""
     if not is_a(exc, BaseExceptionGroup):
         return ()
-    held = _attribute(exc, "exceptions")
+    held = attribute(exc, "exceptions")
     if not is_a(held, tuple):
         return ()
     return tuple(member for member in held[:MAX_CHAIN] if is_a(member, BaseException))

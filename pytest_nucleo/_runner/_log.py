@@ -13,7 +13,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from pytest_nucleo._causes import MAX_CHAIN, STOPS, is_a
+from pytest_nucleo._causes import MAX_CHAIN, STOPS, attribute, is_a
 from pytest_nucleo._exceptions import LLMReadableException, UpstreamRetryException
 from pytest_nucleo._text._message import message_of
 from pytest_nucleo._text._secrets import redact
@@ -90,15 +90,6 @@ def _copy_of(exc: BaseException) -> BaseException:
     return _stand_in_class(type(exc))(_log_message(exc))
 
 
-def _read(exc: BaseException, name: str) -> Any:
-    try:
-        return getattr(exc, name)
-    except BaseException as error:
-        if is_a(error, STOPS):
-            raise
-        return None
-
-
 def _for_the_log(exc: BaseException) -> BaseException:
     """A copy of ``exc`` and its chain whose messages carry no secret.
 
@@ -123,11 +114,11 @@ def _for_the_log(exc: BaseException) -> BaseException:
             break
         copy = copies[id(current)] = _copy_of(current)
         try:
-            copy.__traceback__ = _read(current, "__traceback__")
+            copy.__traceback__ = attribute(current, "__traceback__")
         except TypeError:  # a __traceback__ property that gives no traceback
             copy.__traceback__ = None
-        copy.__suppress_context__ = _read(current, "__suppress_context__") is True
-        cause, context = _read(current, "__cause__"), _read(current, "__context__")
+        copy.__suppress_context__ = attribute(current, "__suppress_context__") is True
+        cause, context = attribute(current, "__cause__"), attribute(current, "__context__")
         cause = cause if is_a(cause, BaseException) else None
         context = context if is_a(context, BaseException) else None
         links.append((current, cause, context))
@@ -137,12 +128,12 @@ def _for_the_log(exc: BaseException) -> BaseException:
         # A link past the bound is left out: the copy's chain ends there.
         copy.__cause__ = copies.get(id(cause)) if cause is not None else None
         copy.__context__ = copies.get(id(context)) if context is not None else None
-        copy.__suppress_context__ = _read(original, "__suppress_context__") is True
+        copy.__suppress_context__ = attribute(original, "__suppress_context__") is True
     return copies[id(exc)]
 
 
 def _log_failure(name: str, failure: LLMReadableException) -> None:
-    if _read(failure, "is_correctable") is True:
+    if attribute(failure, "is_correctable") is True:
         # Correctable failures are the normal back-and-forth with the model: no stack trace.
         if _heard(logging.WARNING):
             logger.warning(
