@@ -8,11 +8,14 @@ without quotes or escapes, so a review diff shows exactly what changed for the m
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from syrupy.data import SnapshotCollection
 from syrupy.extensions.amber import AmberDataSerializer, AmberSnapshotExtension
+
+from pytest_nucleo.testing._wording_changes import wording_change_lines
 
 updating = False
 """Whether the run rewrites snapshots (``--snapshot-update``), as the ``llm_snapshot`` fixture
@@ -108,6 +111,13 @@ class LLMTextSnapshotExtension(AmberSnapshotExtension):
     """Stores each text as itself (:class:`LLMTextSerializer`)."""
     file_extension = "txt"
     """The snapshot files are ``.txt``: a reviewer reads them as the model does."""
+
+    def diff_lines(self, serialized_data: Any, snapshot_data: Any) -> Iterator[str]:
+        """syrupy's diff, after a word that the package's own rewording alone explains it,
+        when it does (:mod:`pytest_nucleo.testing._wording_changes`)."""
+        if isinstance(serialized_data, str) and isinstance(snapshot_data, str):
+            yield from wording_change_lines(snapshot_data, serialized_data)
+        yield from super().diff_lines(serialized_data, snapshot_data)
 
     def read_snapshot_collection(self, snapshot_location: str) -> SnapshotCollection:
         """The file's snapshots for syrupy's end-of-run report; a file the tests could not read
