@@ -18,9 +18,27 @@ from typing import NamedTuple
 import pytest
 
 INSTALL = "pip install -e '.[test,frameworks]'"
-CREWAI_INSTALL = "bash .ci/crewai"
-"""CrewAI pins older mcp, openai, httpx and pydantic than the frameworks extra: its tests run in
-an environment of their own, which this script makes."""
+
+APART: dict[str, str] = {
+    "crewai": "it pins older mcp, openai, httpx and pydantic",
+    "semantic-kernel": "it pins older mcp and pydantic",
+}
+"""The frameworks whose extra needs an environment of its own, by extra, with why: their pins
+would downgrade what the frameworks extra needs. ``bash .ci/apart <extra>`` makes it and runs
+their tests there; a new one is one more line here."""
+
+
+def apart_install(extra: str) -> str:
+    """The command that makes the environment of a framework in :data:`APART`."""
+    return f"bash .ci/apart {extra}"
+
+
+def apart_reason(extra: str) -> str:
+    """Why a test of a framework in :data:`APART` does not run here."""
+    return (
+        f"needs {extra.replace('-', '_')}, from the {extra} extra, which needs an environment "
+        f"of its own ({APART[extra]}): {apart_install(extra)}"
+    )
 
 
 def needs_frameworks(*modules: str) -> None:
@@ -36,29 +54,25 @@ def needs_frameworks(*modules: str) -> None:
         )
 
 
-def needs_crewai() -> None:
-    """Skip the calling test module (or test) unless CrewAI imports. It is not part of the
-    frameworks extra (it would downgrade what the other adapters need), so the reason names its
-    own extra and the environment it runs in."""
+def needs_apart(extra: str) -> None:
+    """Skip the calling test module (or test) unless the framework of ``extra``, one of
+    :data:`APART`, imports. Its extra is not part of the frameworks extra (it would downgrade
+    what the other adapters need), so the reason names its own extra and environment."""
     caller = sys._getframe(1).f_globals["__name__"]
-    pytest.importorskip(
-        "crewai",
-        reason=f"{caller} needs crewai, from the crewai extra, which needs an environment of its "
-        f"own (it pins older mcp, openai, httpx and pydantic): {CREWAI_INSTALL}",
-    )
+    pytest.importorskip(extra.replace("-", "_"), reason=f"{caller} {apart_reason(extra)}")
 
 
 class Needs(NamedTuple):
     """What one test module needs: the modules its top-level ``needs_frameworks(...)`` names, in
-    its order, or ``("crewai",)`` and ``crewai=True`` for ``needs_crewai()``."""
+    its order, or, for ``needs_apart(extra)``, the framework's module and ``apart=extra``."""
 
     modules: tuple[str, ...]
-    crewai: bool = False
+    apart: str | None = None
 
 
 NEEDS: dict[str, Needs] = {
     "test_adapter_anthropic.py": Needs(("anthropic",)),
-    "test_adapter_crewai.py": Needs(("crewai",), crewai=True),
+    "test_adapter_crewai.py": Needs(("crewai",), apart="crewai"),
     "test_adapter_google_adk.py": Needs(("google.adk",)),
     "test_adapter_langchain.py": Needs(("langchain_core", "langgraph", "langchain")),
     "test_adapter_llama_index.py": Needs(("llama_index.core",)),
@@ -80,7 +94,7 @@ NEEDS: dict[str, Needs] = {
 }
 """Each test module (by file name, in tests/) that needs an optional framework or SDK as a whole,
 and what it needs: what ``left_out`` consults. The module itself still calls
-``needs_frameworks(...)`` or ``needs_crewai()`` at its top, with the same modules, so that it
+``needs_frameworks(...)`` or ``needs_apart(extra)`` at its top, with the same modules, so that it
 skips when run directly; tests/test_house.py checks that the two agree. A new such module is
 one more line here."""
 
@@ -98,11 +112,8 @@ def left_out(path: Path) -> str | None:
     missing = [module for module in needs.modules if not _installed(module)]
     if not missing:
         return None
-    if needs.crewai:
-        return (
-            "needs crewai, from the crewai extra, which needs an environment of its own "
-            f"(it pins older mcp, openai, httpx and pydantic): {CREWAI_INSTALL}"
-        )
+    if needs.apart is not None:
+        return apart_reason(needs.apart)
     return f"needs {', '.join(missing)}, from the frameworks extra: {INSTALL}"
 
 
@@ -157,13 +168,9 @@ def skip_unless_installed(code: str) -> list[pytest.MarkDecorator]:
     """A skip mark for a docs block whose imports are not installed, naming the extra; none
     under CI, where everything is installed and a missing module is a broken block."""
     missing = missing_for(code)
-    if "crewai" in missing:  # never in the main environment, CI or not: see needs_crewai
-        return [
-            pytest.mark.skip(
-                reason="needs crewai, from the crewai extra, in an environment of its own: "
-                + CREWAI_INSTALL
-            )
-        ]
+    for extra in APART:  # never in the main environment, CI or not: see needs_apart
+        if extra.replace("-", "_") in missing:
+            return [pytest.mark.skip(reason=apart_reason(extra))]
     if not missing or os.environ.get("CI"):
         return []
     return [

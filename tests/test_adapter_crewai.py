@@ -5,15 +5,15 @@ scripted tool call, natively or as ReAct text; the text asserted is what CrewAI 
 model's next input (the ``role="tool"`` message, or the text after ``Observation:``).
 
 CrewAI pins older mcp, openai, httpx and pydantic than the frameworks extra, so these tests run
-in an environment of their own (``bash .ci/crewai``) and skip elsewhere.
+in an environment of their own (``bash .ci/apart crewai``) and skip elsewhere.
 """
 
 from __future__ import annotations
 
 from tests._doc_blocks import ALL, Block
-from tests._frameworks import needs_crewai
+from tests._frameworks import needs_apart
 
-needs_crewai()
+needs_apart("crewai")
 
 import asyncio
 import inspect

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from adapter_tools import SECRET
 
-from tests._frameworks import imports_of, needs_crewai, needs_frameworks
+from tests._frameworks import APART, imports_of, needs_apart, needs_frameworks
 
 TESTS = str(Path(__file__).parent)
 
@@ -123,8 +123,8 @@ print(run_through_agents(nucleo_function_tool(leaky), {"order_number": "1"}).is_
 @pytest.mark.slow
 @pytest.mark.parametrize("framework", sorted(SCRIPTS))
 def test_no_secret_reaches_stderr_through_the_framework_s_logging(framework: str) -> None:
-    if framework == "crewai":
-        needs_crewai()  # in an environment of its own
+    if framework in APART:
+        needs_apart(framework)  # in an environment of its own
     else:
         needs_frameworks(*imports_of(SCRIPTS[framework]))
     code = textwrap.dedent(LEAKY) + SCRIPTS[framework]

@@ -16,7 +16,7 @@ import adapter_tools
 import pytest
 
 import pytest_nucleo as nucleo
-from tests._frameworks import needs_crewai, needs_frameworks
+from tests._frameworks import needs_apart, needs_frameworks
 
 PAGE = Path(__file__).parent.parent / "docs" / "how-to" / "frameworks.md"
 PLAIN = nucleo.llm_errors(adapter_tools.fetch_order)  # raises our exceptions, no adapter
@@ -113,11 +113,13 @@ FRAMEWORKS: dict[str, Callable[[dict[str, str]], tuple[bool, str]]] = {
     "Google ADK": _google_adk,
 }
 
-# CrewAI runs in an environment of its own (it pins older releases of what the others need):
-# its rows are measured there, and follow the others in the table.
-CREWAI: dict[str, Callable[[dict[str, str]], tuple[bool, str]]] = {
-    "CrewAI (native calling)": _crewai("native"),
-    "CrewAI (ReAct)": _crewai("react"),
+# The frameworks in environments of their own (tests/_frameworks.py, APART), by extra: their
+# rows are measured there, and follow the others in the table.
+APART_ROWS: dict[str, dict[str, Callable[[dict[str, str]], tuple[bool, str]]]] = {
+    "crewai": {
+        "CrewAI (native calling)": _crewai("native"),
+        "CrewAI (ReAct)": _crewai("react"),
+    },
 }
 HEADER = [
     "| framework, no adapter | the model reads, for a 404 | error flag sent |",
@@ -154,16 +156,17 @@ def test_the_docs_table_is_what_each_framework_sends(fake_upstream: Any) -> None
 
 
 @pytest.mark.nucleo(expect_leaks=True)
-def test_the_docs_table_is_what_crewai_sends(fake_upstream: Any) -> None:
-    needs_crewai()
+@pytest.mark.parametrize("extra", sorted(APART_ROWS))
+def test_the_docs_table_is_what_each_framework_apart_sends(fake_upstream: Any, extra: str) -> None:
+    needs_apart(extra)
     args = adapter_tools.arrange(fake_upstream, "not found")
-    rows = "\n".join(_row(name, measure, args) for name, measure in CREWAI.items())
-    last_of_the_others = f"\n| {list(FRAMEWORKS)[-1]} |"
+    rows = "\n".join(_row(name, measure, args) for name, measure in APART_ROWS[extra].items())
     page = PAGE.read_text(encoding="utf-8")
-    # In the table of what frameworks send without an adapter, not the adapters' table above.
+    # In the table of what frameworks send without an adapter, not the adapters' table above,
+    # after the rows measured in the main environment.
     table = page.index("\n".join(HEADER))
-    following = page[page.index(last_of_the_others, table) + 1 :].split("\n", 1)[1]
-    assert following.startswith(rows + "\n"), (
-        f"the CrewAI rows of the table in {PAGE.name} differ from what CrewAI sends, or do not "
+    last_of_the_others = page.index(f"\n| {list(FRAMEWORKS)[-1]} |", table)
+    assert f"\n{rows}\n" in page[last_of_the_others:], (
+        f"the {extra} rows of the table in {PAGE.name} differ from what it sends, or do not "
         f"follow the {list(FRAMEWORKS)[-1]} row; measured:\n{rows}"
     )

@@ -6,7 +6,7 @@
   above the rule (720 lines for a module), so a fix does not fail for a line or two.
 - The test modules that need an optional framework are listed in tests/_frameworks.py's
   ``NEEDS``, which the conftest consults to keep them out of collection when the framework is
-  missing; the ``needs_frameworks(...)`` or ``needs_crewai()`` at each module's top must name
+  missing; the ``needs_frameworks(...)`` or ``needs_apart(extra)`` at each module's top must name
   the same modules (it skips the module when run directly).
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._frameworks import CREWAI_INSTALL, INSTALL, NEEDS, left_out, not_collected
+from tests._frameworks import INSTALL, NEEDS, apart_install, left_out, not_collected
 
 ROOT = Path(__file__).parent.parent
 PACKAGE = ROOT / "pytest_nucleo"
@@ -71,23 +71,25 @@ def test_no_class_of_the_package_is_over_260_lines() -> None:
     )
 
 
-def _top_level_needs(path: Path) -> tuple[tuple[str, ...], bool] | None:
+def _top_level_needs(path: Path) -> tuple[tuple[str, ...], str | None] | None:
     """The modules named by the module-level ``needs_frameworks(...)`` calls of the test
-    module at ``path``, and whether it calls ``needs_crewai()`` there; None when it calls
-    neither at its top."""
+    module at ``path``, or the framework's module and extra of its ``needs_apart(extra)``;
+    None when it calls neither at its top."""
     modules: list[str] = []
-    crewai = False
+    apart = None
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         call = node.value if isinstance(node, ast.Expr) else None
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
             continue
-        if call.func.id == "needs_crewai":
-            crewai = True
+        named = [str(arg.value) for arg in call.args if isinstance(arg, ast.Constant)]
+        if call.func.id == "needs_apart":
+            apart = named[0]
+            modules.append(apart.replace("-", "_"))
         elif call.func.id == "needs_frameworks":
-            modules += [str(arg.value) for arg in call.args if isinstance(arg, ast.Constant)]
-    if not modules and not crewai:
+            modules += named
+    if not modules:
         return None
-    return (*modules, *(["crewai"] if crewai else [])), crewai
+    return tuple(modules), apart
 
 
 def test_the_frameworks_table_agrees_with_the_test_modules() -> None:
@@ -97,10 +99,10 @@ def test_the_frameworks_table_agrees_with_the_test_modules() -> None:
         for path in sorted(TESTS.glob("test_*.py"))
         if (needs := _top_level_needs(path)) is not None
     }
-    table = {name: (needs.modules, needs.crewai) for name, needs in NEEDS.items()}
+    table = {name: (needs.modules, needs.apart) for name, needs in NEEDS.items()}
     missing = sorted(set(called) - set(table))
     assert not missing, (
-        f"these test modules call needs_frameworks(...) or needs_crewai() at their top but "
+        f"these test modules call needs_frameworks(...) or needs_apart(extra) at their top but "
         f"are not in NEEDS in tests/_frameworks.py, so they are collected (and fail or leave "
         f"syrupy's snapshots unused) without their framework: add a line for each: {missing}"
     )
@@ -109,7 +111,7 @@ def test_the_frameworks_table_agrees_with_the_test_modules() -> None:
     uncalled = sorted(set(table) - set(called))
     assert not uncalled, (
         f"NEEDS in tests/_frameworks.py names test modules that call neither "
-        f"needs_frameworks(...) nor needs_crewai() at their top (so they do not skip when run "
+        f"needs_frameworks(...) nor needs_apart(extra) at their top (so they do not skip when run "
         f"directly): {uncalled}"
     )
     differ = [
@@ -162,7 +164,7 @@ def test_the_crewai_module_names_its_own_environment(monkeypatch: pytest.MonkeyP
     why = left_out(TESTS / "test_adapter_crewai.py")
     assert why is not None
     assert why.startswith("needs crewai, from the crewai extra, which needs an environment")
-    assert why.endswith(CREWAI_INSTALL)
+    assert why.endswith(apart_install("crewai"))
 
 
 def test_the_modules_left_out_are_listed(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._frameworks import APART
 from tests._frameworks import INSTALL as FRAMEWORKS_INSTALL
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -293,7 +294,8 @@ def test_every_test_module_importing_a_framework_skips_without_it() -> None:
     frameworks = _frameworks_extra_modules()
     if not frameworks:
         pytest.skip(f"the frameworks extra is not installed: {FRAMEWORKS_INSTALL}")
-    frameworks.add("crewai")  # its own extra and environment: never installed here
+    # Their own extras and environments: never installed here.
+    frameworks |= {extra.replace("-", "_") for extra in APART}
     unguarded = []
     for path in sorted((ROOT / "tests").glob("test_*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -319,9 +321,15 @@ def test_every_test_module_importing_a_framework_skips_without_it() -> None:
             if getattr(call.func, "id", None) == "needs_frameworks"
             for arg in call.args
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
-        } | {"crewai" for call in calls if getattr(call.func, "id", None) == "needs_crewai"}
+        } | {
+            arg.value.replace("-", "_")
+            for call in calls
+            if getattr(call.func, "id", None) == "needs_apart"
+            for arg in call.args
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+        }
         if imported - guarded:
             unguarded.append(f"{path.name}: {sorted(imported - guarded)}")
     assert not unguarded, (
-        f"call needs_frameworks(...) or needs_crewai() before importing: {unguarded}"
+        f"call needs_frameworks(...) or needs_apart(extra) before importing: {unguarded}"
     )

@@ -86,7 +86,7 @@ def _seen(received: object) -> tuple[bool, str]:
 
 
 # framework: (the module its adapter needs, the extra, how to serve the tool through it). MCP's
-# is the server of mcp 2: CrewAI's environment has mcp 1 (see CREWAI below).
+# is the server of mcp 2: CrewAI's environment has mcp 1 (see APART below).
 FRAMEWORKS = {
     "mcp": ("mcp.server.mcpserver", "mcp", _mcp),
     "pydantic-ai": ("pydantic_ai", "pydantic-ai", _pydantic_ai),
@@ -97,10 +97,11 @@ FRAMEWORKS = {
     "google-adk": ("google.adk", "google-adk", _google_adk),
     "crewai": ("crewai", "crewai", _crewai),
 }
-CREWAI = (
-    " (in an environment of its own: CrewAI pins older mcp, openai, httpx and pydantic than the "
-    "other frameworks' extras)"
-)
+# Frameworks whose extra needs an environment of its own: their pins would downgrade what the
+# other frameworks' extras need.
+APART = {
+    "crewai": "CrewAI pins older mcp, openai, httpx and pydantic",
+}
 
 
 def _installed(module: str) -> bool:
@@ -115,7 +116,12 @@ def through(request: pytest.FixtureRequest) -> Callable[[ARGS], tuple[bool, str]
     """(error flag, text the model receives) for one call through one framework."""
     module, extra, serve = FRAMEWORKS[request.param]
     if not _installed(module):
-        apart = CREWAI if request.param == "crewai" else ""
+        why = APART.get(request.param)
+        apart = (
+            f" (in an environment of its own: {why} than the other frameworks' extras)"
+            if why
+            else ""
+        )
         pytest.skip(
             f"{request.param} is not installed: pip install 'pytest-nucleo[{extra}]'{apart}"
         )
