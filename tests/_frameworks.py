@@ -72,7 +72,10 @@ class Needs(NamedTuple):
 
 NEEDS: dict[str, Needs] = {
     "test_adapter_anthropic.py": Needs(("anthropic",)),
+    "test_adapter_agent_framework.py": Needs(("agent_framework",)),
+    "test_adapter_agno.py": Needs(("agno", "openai")),
     "test_adapter_crewai.py": Needs(("crewai",), apart="crewai"),
+    "test_adapter_dspy.py": Needs(("dspy",)),
     "test_adapter_google_adk.py": Needs(("google.adk",)),
     "test_adapter_langchain.py": Needs(("langchain_core", "langgraph", "langchain")),
     "test_adapter_llama_index.py": Needs(("llama_index.core",)),
@@ -81,6 +84,8 @@ NEEDS: dict[str, Needs] = {
     "test_adapter_own_errors.py": Needs(("fastmcp", "mcp", "langchain_core", "pydantic_ai")),
     "test_adapter_pydantic_ai.py": Needs(("pydantic_ai", "openai", "anthropic")),
     "test_adapter_pydantic_ai_mcp.py": Needs(("fastmcp", "pydantic_ai")),
+    "test_adapter_semantic_kernel.py": Needs(("semantic_kernel",), apart="semantic-kernel"),
+    "test_adapter_strands.py": Needs(("strands",)),
     "test_adapter_texts.py": Needs(("fastmcp", "mcp", "langchain_core", "pydantic_ai", "agents")),
     "test_fake_mcp_http.py": Needs(("mcp",)),
     "test_fake_sdks.py": Needs(("anthropic", "openai")),

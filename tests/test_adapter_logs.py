@@ -98,6 +98,50 @@ tool = crewai_tool(leaky)
 print(run_through_crewai(tool, {"order_number": "1"}).is_error)
 print(run_through_crewai(tool, {"order_number": "1"}, path="react").is_error)
 """,
+    # Strands' own loggers at DEBUG (the agent loop, the tool executor, the tool registry).
+    "strands": RICH_ROOT
+    + """
+logging.getLogger("strands").setLevel("DEBUG")
+from pytest_nucleo.adapters.strands import run_through_strands, strands_tool
+print(run_through_strands(strands_tool(leaky), {"order_number": "1"}).is_error)
+""",
+    # DSPy's own loggers at DEBUG (ReAct's, the LM clients' and the adapters').
+    "dspy": RICH_ROOT
+    + """
+logging.getLogger("dspy").setLevel("DEBUG")
+from pytest_nucleo.adapters.dspy import dspy_tool, run_through_dspy
+print(run_through_dspy(dspy_tool(leaky), {"order_number": "1"}).is_error)
+""",
+    # Agno's own logger at DEBUG with its tracebacks (it prints to stdout, apart from root);
+    # Agno resets its logger's level at each run unless its own debug switches are on.
+    "agno": RICH_ROOT
+    + """
+import os
+os.environ.update(AGNO_DEBUG="true", AGNO_LOG_TRACEBACKS="true")
+from pytest_nucleo.adapters.agno import agno_tool, nucleo_tool_hook, run_through_agno
+print(run_through_agno(agno_tool(leaky), {"order_number": "1"}).is_error)
+print(run_through_agno(leaky, {"order_number": "1"}, tool_hooks=[nucleo_tool_hook]).is_error)
+""",
+    # The framework's own logger at DEBUG, with its sensitive-data mode on (it then logs the
+    # function's arguments and the exception's message; ours is the model's text).
+    "agent-framework": RICH_ROOT
+    + """
+import os
+os.environ["ENABLE_SENSITIVE_DATA"] = "true"
+logging.getLogger("agent_framework").setLevel("DEBUG")
+from pytest_nucleo.adapters.agent_framework import agent_framework_tool, run_through_agent_framework
+print(run_through_agent_framework(agent_framework_tool(leaky), {"order_number": "1"}).is_error)
+""",
+    # Semantic Kernel's own loggers at DEBUG (it logs each function's arguments and result), on
+    # the decorated function and, through the filter, on a plain one.
+    "semantic-kernel": RICH_ROOT
+    + """
+logging.getLogger("semantic_kernel").setLevel("DEBUG")
+from semantic_kernel.functions import kernel_function
+from pytest_nucleo.adapters.semantic_kernel import nucleo_kernel_function, run_through_semantic_kernel
+print(run_through_semantic_kernel(nucleo_kernel_function(leaky), {"order_number": "1"}).is_error)
+print(run_through_semantic_kernel(kernel_function(leaky), {"order_number": "1"}).is_error)
+""",
     "pydantic-ai": RICH_ROOT
     + """
 from pytest_nucleo.adapters.pydantic_ai import call_through_agent, make_tool

@@ -87,6 +87,61 @@ def _google_adk(args: dict[str, str]) -> tuple[bool, str]:
     return received.is_error, received.text
 
 
+def _strands(args: dict[str, str]) -> tuple[bool, str]:
+    import strands
+
+    from pytest_nucleo.adapters.strands import run_through_strands
+
+    received = run_through_strands(strands.tool(PLAIN), args)
+    return received.is_error, received.text  # the toolResult's status, as Strands sets it
+
+
+def _dspy(args: dict[str, str]) -> tuple[bool, str]:
+    import dspy
+
+    from pytest_nucleo.adapters.dspy import run_through_dspy
+
+    received = run_through_dspy(dspy.Tool(PLAIN), args)
+    # The traceback's first frame is in DSPy's own file, whose path differs per machine.
+    installed = str(Path(dspy.__file__).parent.parent)
+    return False, received.text.replace(installed, "<site-packages>")  # no error flag
+
+
+def _agno(args: dict[str, str]) -> tuple[bool, str]:
+    from agno.models.openai import OpenAIChat
+
+    from pytest_nucleo.adapters.agno import run_through_agno
+
+    received = run_through_agno(PLAIN, args)
+    assert received.message is not None
+    # A flag would be a key of the tool message as Agno sends it to an OpenAI chat model
+    # beyond the plain ones (Agno keeps tool_call_error for itself; no request is made here).
+    sent = OpenAIChat(id="gpt-4o")._format_message(received.message)
+    return bool(set(sent) - {"role", "content", "tool_call_id"}), received.text
+
+
+def _agent_framework(args: dict[str, str]) -> tuple[bool, str]:
+    from agent_framework import tool
+
+    from pytest_nucleo.adapters.agent_framework import run_through_agent_framework
+
+    received = run_through_agent_framework(tool(PLAIN), args, middleware=())
+    # The flag is the function result's `exception` field (Anthropic's client sends it as
+    # is_error, Bedrock's as status="error"; the OpenAI clients send no flag).
+    return received.flagged, received.text
+
+
+def _semantic_kernel(args: dict[str, str]) -> tuple[bool, str]:
+    from semantic_kernel.functions import kernel_function
+
+    from pytest_nucleo.adapters.semantic_kernel import run_through_semantic_kernel
+
+    received = run_through_semantic_kernel(kernel_function(PLAIN), args, filters=())
+    # A flag would be a key of the tool message beyond the plain ones; Semantic Kernel's chat
+    # services send the content and the call id only.
+    return bool(set(received.message) - {"role", "content", "tool_call_id"}), received.text
+
+
 def _crewai(path: str) -> Callable[[dict[str, str]], tuple[bool, str]]:
     def measure(args: dict[str, str]) -> tuple[bool, str]:
         from crewai.tools import tool
@@ -111,6 +166,10 @@ FRAMEWORKS: dict[str, Callable[[dict[str, str]], tuple[bool, str]]] = {
     "Anthropic tool runner": _anthropic,
     "LlamaIndex": _llama_index,
     "Google ADK": _google_adk,
+    "Strands Agents": _strands,
+    "DSPy (`ReAct`)": _dspy,
+    "Agno": _agno,
+    "Microsoft Agent Framework": _agent_framework,
 }
 
 # The frameworks in environments of their own (tests/_frameworks.py, APART), by extra: their
@@ -120,6 +179,7 @@ APART_ROWS: dict[str, dict[str, Callable[[dict[str, str]], tuple[bool, str]]]] =
         "CrewAI (native calling)": _crewai("native"),
         "CrewAI (ReAct)": _crewai("react"),
     },
+    "semantic-kernel": {"Semantic Kernel": _semantic_kernel},
 }
 HEADER = [
     "| framework, no adapter | the model reads, for a 404 | error flag sent |",
@@ -145,7 +205,17 @@ def _row(name: str, measure: Callable[[dict[str, str]], tuple[bool, str]], args:
 @pytest.mark.nucleo(expect_leaks=True)
 def test_the_docs_table_is_what_each_framework_sends(fake_upstream: Any) -> None:
     needs_frameworks(
-        "mcp", "pydantic_ai", "langchain_core", "agents", "anthropic", "llama_index", "google.adk"
+        "mcp",
+        "pydantic_ai",
+        "langchain_core",
+        "agents",
+        "anthropic",
+        "llama_index",
+        "google.adk",
+        "strands",
+        "dspy",
+        "agno",
+        "agent_framework",
     )
     args = adapter_tools.arrange(fake_upstream, "not found")
     rows = [_row(name, measure, args) for name, measure in FRAMEWORKS.items()]

@@ -39,11 +39,16 @@ PUBLIC_MODULES = (
     "pytest_nucleo.adapters.llama_index",
     "pytest_nucleo.adapters.google_adk",
     "pytest_nucleo.adapters.crewai",
+    "pytest_nucleo.adapters.strands",
+    "pytest_nucleo.adapters.dspy",
+    "pytest_nucleo.adapters.agno",
+    "pytest_nucleo.adapters.agent_framework",
+    "pytest_nucleo.adapters.semantic_kernel",
 )
-# Modules whose framework runs in an environment of its own (CrewAI pins older releases of what
-# the other adapters need): where the docs are built it is not installed, so their names are
-# read from the source, as mkdocstrings reads them, not by importing them.
-APART = ("pytest_nucleo.adapters.crewai",)
+# Modules whose framework runs in an environment of its own (CrewAI and Semantic Kernel pin older
+# releases of what the other adapters need): where the docs are built it is not installed, so
+# their names are read from the source, as mkdocstrings reads them, not by importing them.
+APART = ("pytest_nucleo.adapters.crewai", "pytest_nucleo.adapters.semantic_kernel")
 _HEADING_ID = re.compile(r'<h[1-6] id="([^"]+)"')
 
 

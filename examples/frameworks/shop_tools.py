@@ -2,7 +2,8 @@
 
 ``test_frameworks.py`` serves these same functions through every framework with an adapter
 (MCP, pydantic-ai, LangChain, the OpenAI Agents SDK, Anthropic's tool runner, LlamaIndex, Google
-ADK and CrewAI), unchanged, and shows the model reads the same text through each.
+ADK, CrewAI, Strands Agents, DSPy, Agno, the Microsoft Agent Framework and Semantic Kernel),
+unchanged, and shows the model reads the same text through each.
 """
 
 from __future__ import annotations

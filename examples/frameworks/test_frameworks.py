@@ -74,6 +74,41 @@ def _google_adk() -> Callable[[ARGS], tuple[bool, str]]:
     return lambda args: _seen(google_adk.run_through_adk(tool, args))
 
 
+def _strands() -> Callable[[ARGS], tuple[bool, str]]:
+    from pytest_nucleo.adapters import strands
+
+    tool = strands.strands_tool(shop_tools.get_order)
+    return lambda args: _seen(strands.run_through_strands(tool, args))
+
+
+def _dspy() -> Callable[[ARGS], tuple[bool, str]]:
+    from pytest_nucleo.adapters import dspy
+
+    tool = dspy.dspy_tool(shop_tools.get_order)
+    return lambda args: _seen(dspy.run_through_dspy(tool, args))
+
+
+def _agno() -> Callable[[ARGS], tuple[bool, str]]:
+    from pytest_nucleo.adapters import agno
+
+    tool = agno.agno_tool(shop_tools.get_order)
+    return lambda args: _seen(agno.run_through_agno(tool, args))
+
+
+def _agent_framework() -> Callable[[ARGS], tuple[bool, str]]:
+    from pytest_nucleo.adapters import agent_framework
+
+    tool = agent_framework.agent_framework_tool(shop_tools.get_order)
+    return lambda args: _seen(agent_framework.run_through_agent_framework(tool, args))
+
+
+def _semantic_kernel() -> Callable[[ARGS], tuple[bool, str]]:
+    from pytest_nucleo.adapters import semantic_kernel
+
+    function = semantic_kernel.nucleo_kernel_function(shop_tools.get_order)
+    return lambda args: _seen(semantic_kernel.run_through_semantic_kernel(function, args))
+
+
 def _crewai() -> Callable[[ARGS], tuple[bool, str]]:
     from pytest_nucleo.adapters import crewai
 
@@ -86,7 +121,8 @@ def _seen(received: object) -> tuple[bool, str]:
 
 
 # framework: (the module its adapter needs, the extra, how to serve the tool through it). MCP's
-# is the server of mcp 2: CrewAI's environment has mcp 1 (see APART below).
+# is the server of mcp 2: CrewAI's and Semantic Kernel's environments have mcp 1 (see APART
+# below).
 FRAMEWORKS = {
     "mcp": ("mcp.server.mcpserver", "mcp", _mcp),
     "pydantic-ai": ("pydantic_ai", "pydantic-ai", _pydantic_ai),
@@ -95,12 +131,18 @@ FRAMEWORKS = {
     "anthropic": ("anthropic", "anthropic", _anthropic),
     "llama-index": ("llama_index.core", "llama-index", _llama_index),
     "google-adk": ("google.adk", "google-adk", _google_adk),
+    "strands": ("strands", "strands", _strands),
+    "dspy": ("dspy", "dspy", _dspy),
+    "agno": ("agno", "agno", _agno),
+    "agent-framework": ("agent_framework", "agent-framework", _agent_framework),
+    "semantic-kernel": ("semantic_kernel", "semantic-kernel", _semantic_kernel),
     "crewai": ("crewai", "crewai", _crewai),
 }
 # Frameworks whose extra needs an environment of its own: their pins would downgrade what the
 # other frameworks' extras need.
 APART = {
     "crewai": "CrewAI pins older mcp, openai, httpx and pydantic",
+    "semantic-kernel": "Semantic Kernel pins older mcp and pydantic",
 }
 
 
