@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypedDict, TypeVar
+from typing import Any, NoReturn, TypedDict, TypeVar
 
 from pytest_nucleo._clock import Clock
 from pytest_nucleo._exceptions import (
@@ -162,6 +162,22 @@ def check_runner_options(options: Mapping[str, Any], where: str) -> RunnerOption
             f"FakeClock or your own); got a {type(clock).__name__}"
         )
     return checked  # type: ignore[return-value]  # the keys were checked above
+
+
+class RaisedFailure(Exception):
+    """The runner's failure on its way through a framework whose tools report a failure by
+    raising (a callback, middleware or hook of the adapter's then answers it): it carries the
+    runner's :class:`ToolResult`, and its message is the text, so even a handler of the user's
+    own that sends ``str(error)`` sends the right one."""
+
+    def __init__(self, result: ToolResult) -> None:
+        super().__init__(result.text)
+        self.result = result
+
+
+def raise_failure(result: ToolResult) -> NoReturn:
+    """``on_failure`` raising :class:`RaisedFailure`."""
+    raise RaisedFailure(result)
 
 
 def passing_value(result: ToolResult) -> Any:

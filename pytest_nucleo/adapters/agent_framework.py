@@ -74,14 +74,15 @@ from pydantic import BaseModel, ValidationError
 
 from pytest_nucleo._causes import find_in_chain
 from pytest_nucleo._exceptions import LLMReadableException, SystemException
-from pytest_nucleo._runner._results import ToolResult
 from pytest_nucleo._runner._tools import run_sync
 from pytest_nucleo._text._message import described
 from pytest_nucleo.adapters._core import (
+    RaisedFailure,
     RunnerOptions,
     ToolFailureText,
     check_runner_options,
     log_failure,
+    raise_failure,
     schema_failure,
     success_text_unless,
     through_runner,
@@ -108,19 +109,6 @@ _UNDER_A_LOOP = (
 _SIGNALS = (MiddlewareException, UserInputRequiredException)
 """The framework's control-flow signals (``MiddlewareTermination`` and ``MiddlewareFailure``
 are ``MiddlewareException``): they steer the loop, they are not a tool's failure."""
-
-
-class _ToolFailed(Exception):
-    """The runner's failure on its way out of the function, so the framework counts a failed
-    call; its message is the text, so whatever reads ``str(error)`` reads the right one."""
-
-    def __init__(self, result: ToolResult) -> None:
-        super().__init__(result.text)
-        self.result = result
-
-
-def _raise_failure(result: ToolResult) -> Any:
-    raise _ToolFailed(result)
 
 
 def _is_native(value: object) -> bool:
@@ -153,7 +141,7 @@ def failure_contents(function: FunctionTool, error: BaseException) -> list[Conte
     ``raw_representation`` is a :class:`ToolFailureText` of the same text, carrying the
     failure (a provider's client sends the text only).
     """
-    if isinstance(error, _ToolFailed):
+    if isinstance(error, RaisedFailure):
         failed = error.result
         assert failed.exception is not None  # the runner keeps a failure's exception
         return _text_of(failed.exception, failed.text)
@@ -216,7 +204,7 @@ class _NucleoFunctionTool(FunctionTool):
                 **kwargs,
             )
         except Exception as error:
-            if not isinstance(error, _ToolFailed) and (
+            if not isinstance(error, RaisedFailure) and (
                 not isinstance(error, TypeError) or find_in_chain(error, ValidationError) is None
             ):
                 raise
@@ -282,7 +270,7 @@ def agent_framework_tool(
             raise TypeError(f"agent_framework_tool wraps a function; got a {type(target).__name__}")
         name = checked.get("name") or tool_name(target)
         wrapped = through_runner(
-            target, _raise_failure, on_success=_SUCCESS, options={**checked, "name": name}
+            target, raise_failure, on_success=_SUCCESS, options={**checked, "name": name}
         )
         return _NucleoFunctionTool(
             name=name,

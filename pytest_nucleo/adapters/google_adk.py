@@ -53,12 +53,13 @@ from google.genai import types
 
 from pytest_nucleo._causes import find_in_chain
 from pytest_nucleo._exceptions import LLMReadableException, SystemException
-from pytest_nucleo._runner._results import ToolResult
 from pytest_nucleo._runner._tools import run_sync
 from pytest_nucleo._text._message import described
 from pytest_nucleo.adapters._core import (
+    RaisedFailure,
     RunnerOptions,
     check_runner_options,
+    raise_failure,
     success_text_unless,
     through_runner,
     tool_name,
@@ -84,19 +85,6 @@ _UNDER_A_LOOP = (
 )
 
 
-class _ToolFailed(Exception):
-    """The runner's failure on its way to :func:`on_tool_error`; its message is the text, so
-    even a callback of your own that sends ``str(error)`` sends the right one."""
-
-    def __init__(self, result: ToolResult) -> None:
-        super().__init__(result.text)
-        self.result = result
-
-
-def _raise_failure(result: ToolResult) -> Any:
-    raise _ToolFailed(result)
-
-
 def _is_native(value: object) -> bool:
     """Whether ADK has its own form for ``value``: a ``google.genai`` part or content."""
     return isinstance(value, types.Part | types.Content)
@@ -112,7 +100,7 @@ def failure_response(tool: BaseTool | None, error: Exception) -> dict[str, Any]:
     ``explain_to_llm()`` of an LLM-readable exception in the chain of ``error``, else the
     SystemException text naming the tool (the raw message never).
     """
-    if isinstance(error, _ToolFailed):
+    if isinstance(error, RaisedFailure):
         return {ERROR_KEY: error.result.text}
     found = find_in_chain(error, LLMReadableException)
     component = tool.name if tool is not None else "the tool"
@@ -181,7 +169,7 @@ def adk_tool(
             raise TypeError(f"adk_tool wraps a function; got a {type(target).__name__}")
         name = checked.get("name") or tool_name(target)
         wrapped = through_runner(
-            target, _raise_failure, on_success=_SUCCESS, options={**checked, "name": name}
+            target, raise_failure, on_success=_SUCCESS, options={**checked, "name": name}
         )
         return FunctionTool(wrapped, require_confirmation=require_confirmation)
 

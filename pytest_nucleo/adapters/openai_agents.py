@@ -76,13 +76,14 @@ from pytest_nucleo._exceptions import (
     LLMReadableException,
     SystemException,
 )
-from pytest_nucleo._runner._results import ToolResult
 from pytest_nucleo._runner._tools import run_sync
 from pytest_nucleo._text._message import described
 from pytest_nucleo.adapters._core import (
+    RaisedFailure,
     RunnerOptions,
     ToolFailureText,
     check_runner_options,
+    raise_failure,
     schema_failure,
     success_text_unless,
     through_runner,
@@ -104,22 +105,6 @@ __all__ = [
 
 CHANNEL = "function_call_output"
 """The Responses item a tool's result reaches the model in, success or failure alike."""
-
-
-class _RunnerFailure(Exception):
-    """Raised by a decorated tool so the SDK calls :func:`failure_error_function`.
-
-    It carries the runner's :class:`ToolResult`: its ``text`` is already the exact model text
-    (a foreign exception has already become the SystemException text, logged by the runner).
-    """
-
-    def __init__(self, result: ToolResult) -> None:
-        super().__init__(result.text)
-        self.result = result
-
-
-def _raise_failure(result: ToolResult) -> Any:
-    raise _RunnerFailure(result)
 
 
 def _component(ctx: RunContextWrapper[Any]) -> str:
@@ -158,7 +143,7 @@ def _bad_arguments(
 def _failure_text(
     ctx: RunContextWrapper[Any], error: Exception, schema: FuncSchema | None
 ) -> ToolFailureText:
-    if isinstance(error, _RunnerFailure):
+    if isinstance(error, RaisedFailure):
         return ToolFailureText(error.result.text, error.result.exception)
     found = find_in_chain(error, LLMReadableException)
     failure: LLMReadableException
@@ -260,7 +245,7 @@ def nucleo_function_tool(
         return function_tool(
             through_runner(
                 target,
-                _raise_failure,
+                raise_failure,
                 on_success=_SUCCESS,
                 options={**checked, "name": name},
                 context=schema.takes_context,
