@@ -92,3 +92,14 @@ def fence_lines(page: Path) -> list[int]:
 
 
 ALL = [block for page in PAGES for block in blocks(page)]
+
+
+def python_blocks_using(module: str) -> list[Block]:
+    """The docs' runnable Python blocks that import ``module``: the examples of a framework in
+    an environment of its own, which the main environment's docs tests skip and its own
+    adapter tests run."""
+    return [
+        block
+        for block in ALL
+        if block.lang == "python" and block.marker is None and module in block.code
+    ]

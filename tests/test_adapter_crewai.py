@@ -10,7 +10,7 @@ in an environment of their own (``bash .ci/apart crewai``) and skip elsewhere.
 
 from __future__ import annotations
 
-from tests._doc_blocks import ALL, Block
+from tests._doc_blocks import Block, python_blocks_using
 from tests._frameworks import needs_apart
 
 needs_apart("crewai")
@@ -367,13 +367,7 @@ def test_a_code_on_a_tool_failure_is_appended_to_the_text() -> None:
 
 # --- the docs' examples, which the main environment's docs tests skip ------------------------
 
-DOC_BLOCKS = [
-    block
-    for block in ALL
-    if block.lang == "python"
-    and block.marker is None
-    and "pytest_nucleo.adapters.crewai" in block.code
-]
+DOC_BLOCKS = python_blocks_using("pytest_nucleo.adapters.crewai")
 
 
 def test_the_docs_have_crewai_examples() -> None:

@@ -10,6 +10,7 @@ environment of their own and skip elsewhere.
 
 from __future__ import annotations
 
+from tests._doc_blocks import Block, python_blocks_using
 from tests._frameworks import needs_apart
 
 needs_apart("semantic-kernel")
@@ -335,3 +336,18 @@ def test_a_dict_reads_as_its_python_repr_without_the_adapter() -> None:
         kernel_function(adapter_tools.order_dict), {"order_number": "1042"}, filters=()
     )
     assert received.text == str(dict(adapter_tools.ORDER))
+
+
+# --- the docs' examples, which the main environment's docs tests skip ------------------------
+
+DOC_BLOCKS = python_blocks_using("pytest_nucleo.adapters.semantic_kernel")
+
+
+def test_the_docs_have_semantic_kernel_examples() -> None:
+    # Guards the test below: were the blocks not found, it would check nothing.
+    assert [block.page for block in DOC_BLOCKS] == ["docs/how-to/frameworks.md"]
+
+
+@pytest.mark.parametrize("block", DOC_BLOCKS, ids=[block.id for block in DOC_BLOCKS])
+def test_the_docs_examples_run(block: Block) -> None:
+    exec(compile(block.code, block.page, "exec"), {"__name__": "docs"})
