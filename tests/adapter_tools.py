@@ -6,6 +6,8 @@ Each factory makes a fresh tool (and its state) for one test, so nothing leaks b
 from __future__ import annotations
 
 import asyncio
+import types
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -75,6 +77,27 @@ def get_order(order_number: str) -> str:
     if order_number == "bug":
         return {}["eta"]  # type: ignore[no-any-return]  # a bug: a foreign KeyError
     return f"order {order_number}"
+
+
+def fresh(func: Callable[..., Any]) -> Callable[..., Any]:
+    """A new function object with ``func``'s code, name, signature and docstring.
+
+    For a decorator that marks the very function it gets (``nucleo.tool``, Semantic Kernel's
+    ``kernel_function``): marking a shared function would rename it for every later test in
+    the same process, whatever order they run in.
+    """
+    assert isinstance(func, types.FunctionType)
+    copy = types.FunctionType(
+        func.__code__, func.__globals__, func.__name__, func.__defaults__, func.__closure__
+    )
+    copy.__kwdefaults__ = func.__kwdefaults__
+    copy.__annotations__ = dict(func.__annotations__)
+    copy.__doc__, copy.__qualname__, copy.__module__ = (
+        func.__doc__,
+        func.__qualname__,
+        func.__module__,
+    )
+    return copy
 
 
 ORDER = {"number": "1042", "items": ["kettle", "tea"], "total": 12.5}

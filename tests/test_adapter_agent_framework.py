@@ -178,7 +178,9 @@ def test_the_name_is_the_runner_s() -> None:
     assert renamed.name == "lookup"
     received = run_through_agent_framework(renamed, {"order_number": "1"})
     assert received.text.startswith("A system error occurred in lookup.")
-    beneath = agent_framework_tool(nucleo.tool(name="find")(adapter_tools.get_order))
+    beneath = agent_framework_tool(
+        nucleo.tool(name="find")(adapter_tools.fresh(adapter_tools.get_order))
+    )
     assert beneath.name == "find"
     assert run_through_agent_framework(beneath, {"order_number": "7"}).text == "order 7"
 

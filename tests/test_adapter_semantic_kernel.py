@@ -222,7 +222,9 @@ def test_the_name_is_the_runner_s() -> None:
     renamed = nucleo_kernel_function(adapter_tools.leaky, name="lookup")
     received = run_through_semantic_kernel(renamed, {"order_number": "1"})
     assert received.text.startswith("A system error occurred in lookup.")
-    beneath = nucleo_kernel_function(kernel_function(name="find")(adapter_tools.get_order))
+    beneath = nucleo_kernel_function(
+        kernel_function(name="find")(adapter_tools.fresh(adapter_tools.get_order))
+    )
     assert spec(beneath)["function"]["name"] == "Shop-find"
     assert run_through_semantic_kernel(beneath, {"order_number": "bug"}).text.startswith(
         "A system error occurred in find."
