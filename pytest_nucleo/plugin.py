@@ -1,50 +1,63 @@
 """The pytest11 entry point of pytest-nucleo: the ``nucleo`` marker, fixtures and hooks.
 
 Loaded through the ``nucleo`` entry point, or with ``-p pytest_nucleo.plugin`` when
-``PYTEST_DISABLE_PLUGIN_AUTOLOAD`` is set. It stays light: importing it pulls in neither respx,
-syrupy nor hypothesis; each fixture imports what it needs when it runs.
+``PYTEST_DISABLE_PLUGIN_AUTOLOAD`` is set. pytest loads it in every session of a project where
+the package is installed, most of which never use it, so it costs little more than its own
+import where it is unused. Importing it pulls in neither respx, syrupy nor hypothesis; each
+fixture imports what it needs when it runs. A test that uses nothing of ours imports nothing
+of ours either: limiters are reset only once the limiter module exists, the network guard is
+installed once a test could need it (see :func:`_arm`), and the failure matrix's machinery
+loads only once something recorded to it (or a setting asks for its report).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import logging
-import os
-from collections.abc import Generator
+import sys
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_nucleo.testing import _extras, _settings
-from pytest_nucleo.testing._fake import _guard as _network
-from pytest_nucleo.testing._fake import _names as _fake_names
+from pytest_nucleo.testing import _settings
 
 if TYPE_CHECKING:
+    from importlib.abc import Loader
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
+
     from syrupy.assertion import SnapshotAssertion
 
     from pytest_nucleo.testing import FakeUpstream
+    from pytest_nucleo.testing._fake import _guard as _network
 
 # llm_snapshot is syrupy's snapshot fixture: the plugin brings syrupy's plugin along, so that
 # `-p pytest_nucleo.plugin` alone is enough with plugin autoload off. pytest skips it when it
 # is loaded already (autoload on) or blocked (`-p no:syrupy`); find_spec imports nothing.
 pytest_plugins = ["syrupy"] if importlib.util.find_spec("syrupy") else []
 
-_UPSTREAM_OPTIONS = ("assert_all_called", "base_url")
-MARKER_OPTIONS = (
-    *_UPSTREAM_OPTIONS,
-    "expect_leaks",
-    "allow_network",
-    "allow_hosts",
-    "real_waits",
-)
-_FLAGS = ("assert_all_called", "expect_leaks", "allow_network", "real_waits")
+MARKER_OPTIONS = _settings.MARKER_OPTIONS  # (the reference docs list them from here)
 
-_call_failed = pytest.StashKey[bool]()
+# The modules whose presence the hooks check in sys.modules rather than import: while one is
+# not imported, what it holds does not exist yet (a limiter, the testing switch's state, a
+# running fake, a recorded observation), so there is nothing for a hook to do about it.
+_CLOCK = "pytest_nucleo._clock"
+_LIMITERS = "pytest_nucleo.limits._limiter"
+_FAKE = "pytest_nucleo.testing._fake._upstream"  # the one module that starts fake upstreams
+_NAMES = "pytest_nucleo.testing._fake._names"
+_REPORT = "pytest_nucleo.testing._contract._report"
+_FAILURE = "pytest_nucleo.testing._failure"
+_SESSION_END = "pytest_nucleo.testing._session_end"
+_PLUGIN_USE = "pytest_nucleo.testing._plugin_use"  # the marker's and the fixtures' work
+_WORKER_KEY = "nucleo_observations"  # _report.WORKER_KEY, read here without importing it
+_TEST_STACK = ("hypothesis", "respx", "syrupy")  # _extras.TEST_STACK, likewise
+
 _options = pytest.StashKey[dict[str, Any]]()
-_guard = pytest.StashKey[_network.Guard]()
+_guard = pytest.StashKey["_network.Guard"]()
+_allow_hosts = pytest.StashKey[list[str]]()
 _testing_before = pytest.StashKey[bool]()
-_upstream = pytest.StashKey["FakeUpstream"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -87,19 +100,94 @@ class _RunnerWatch(logging.Handler):
 
 _watch = pytest.StashKey[_RunnerWatch]()
 _guard_scope = pytest.StashKey[str]()
-_report_error = pytest.StashKey[str]()
 _fake_addresses_before = pytest.StashKey[str]()
 _running: list[_RunnerWatch] = []  # the watches of the sessions running a test, innermost last
+_sessions: list[pytest.Config] = []  # the configured sessions, outermost first (pytester nests)
+_tests: list[pytest.Item] = []  # the tests between their setup and teardown, innermost last
+
+
+class _ImportWatch:
+    """A finder first on ``sys.meta_path`` that finds nothing itself. When a module it
+    watches is imported, it has the finders after it find the module and runs a function of
+    ours once the module has run: so the plugin need not import a module of ours early only
+    to act on it, and still acts on it, mid-test too, once it exists. It watches for as long
+    as a session runs, so a module imported again (pytester forgets the modules first
+    imported during its runs) is seen again."""
+
+    def __init__(self) -> None:
+        self.then: dict[str, Callable[[ModuleType], None]] = {}
+
+    def watch(self, name: str, then: Callable[[ModuleType], None]) -> None:
+        self.then[name] = then
+        if not any(finder is self for finder in sys.meta_path):
+            sys.meta_path.insert(0, self)
+
+    def stop(self) -> None:
+        self.then.clear()
+        sys.meta_path[:] = [finder for finder in sys.meta_path if finder is not self]
+
+    def find_spec(
+        self, name: str, path: Any = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if name not in self.then:  # every other import of the process: one look-up
+            return None
+        finders = list(sys.meta_path)
+        after = next((i + 1 for i, finder in enumerate(finders) if finder is self), 0)
+        for finder in finders[after:]:
+            find = getattr(finder, "find_spec", None)
+            spec = find(name, path, target) if find is not None else None
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _RunThen(spec.loader, self)
+                return spec  # type: ignore[no-any-return]
+        return None
+
+
+class _RunThen:
+    """A module's loader, with what the watch has to run once the module has run."""
+
+    def __init__(self, loader: Loader, watch: _ImportWatch) -> None:
+        self.loader = loader
+        self.watch = watch
+
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
+        create = getattr(self.loader, "create_module", None)
+        return create(spec) if create is not None else None
+
+    def exec_module(self, module: ModuleType) -> None:
+        # The module keeps its own loader: tracebacks and inspect read its source through it.
+        module.__loader__ = self.loader
+        if module.__spec__ is not None:
+            module.__spec__.loader = self.loader
+        self.loader.exec_module(module)
+        then = self.watch.then.get(module.__name__)
+        if then is not None:
+            then(module)
+
+
+_imports = _ImportWatch()
 
 
 def pytest_configure(config: pytest.Config) -> None:
     # A bad value fails the run at once; the guard's scope is read once, not per test.
-    config.stash[_guard_scope], addresses, hosts = _settings.checked(config)
+    scope, addresses, hosts = _settings.checked(config)
+    config.stash[_guard_scope], config.stash[_allow_hosts] = scope, hosts
+    _sessions.append(config)
     watch = config.stash[_watch] = _RunnerWatch(config)
-    config.stash[_guard] = _network.install(allow_hosts=hosts)
-    # Process-wide, like the guard: the session's choice until it ends (pytester nests them).
-    config.stash[_fake_addresses_before] = _fake_names.use_addresses(addresses)
     logging.getLogger("pytest_nucleo.runner").addHandler(watch)
+    # Process-wide, like the guard: the session's choice until it ends (pytester nests them).
+    # Where the module is not imported yet, it will start at the default.
+    if addresses != _settings.ADDRESS_CHOICES[0] or _NAMES in sys.modules:
+        from pytest_nucleo.testing._fake import _names
+
+        config.stash[_fake_addresses_before] = _names.use_addresses(addresses)
+    # The guard refuses for every test under "all"; under the other scopes only a test that
+    # uses the plugin, or one that runs a fake upstream, can meet it, so it waits for the
+    # first of those (a test's setup, or the fake's module imported, mid-test or not).
+    if scope == "all" or _FAKE in sys.modules:
+        _arm(config)
+    _imports.watch(_FAKE, _arm_every_session)
+    _imports.watch(_CLOCK, _clock_loaded)
     config.addinivalue_line(
         "markers",
         "nucleo(assert_all_called=True, base_url=None, expect_leaks=False, allow_network=False, "
@@ -111,6 +199,47 @@ def pytest_configure(config: pytest.Config) -> None:
         "*.patterns, addresses, networks); real_waits=True: the system clock really sleeps in "
         "this test (waits are skipped by default).",
     )
+
+
+def pytest_plugin_registered(plugin: object) -> None:
+    """pytester's in-process runs forget the modules first imported during a run, and the
+    state in them: where pytester is loaded, the guard's and the testing switch's modules are
+    imported at once, outside any run, so that the runs and the session share one copy."""
+    if getattr(plugin, "__name__", None) == "_pytest.pytester":
+        import pytest_nucleo._clock
+        import pytest_nucleo.testing._fake._guard  # noqa: F401
+
+
+def _arm(config: pytest.Config) -> _network.Guard:
+    """The session's network guard, installed now if it was not yet, with the guards of the
+    sessions around it (outermost first, so the innermost session's stays the one that
+    decides); a test running in one of them is guarded from now on as its setup would have."""
+    from pytest_nucleo.testing._fake import _guard as network
+
+    for session in _sessions[: _sessions.index(config) + 1]:
+        if _guard not in session.stash:
+            hosts: list[str] = session.stash[_allow_hosts]
+            guard = network.install(allow_hosts=hosts)
+            session.stash[_guard] = guard
+            running = [item for item in _tests if item.config is session]
+            if running:
+                _begin_guard(running[-1], guard, running[-1].stash[_options])
+    return config.stash[_guard]
+
+
+def _arm_every_session(fake: ModuleType) -> None:
+    if _sessions:
+        _arm(_sessions[-1])
+
+
+def _clock_loaded(clock: ModuleType) -> None:
+    """The testing switch's module came in during a test: the switch as that test wants it."""
+    if _tests:
+        clock.set_testing(_wants_testing(_tests[-1]))
+
+
+def _wants_testing(item: pytest.Item) -> bool:
+    return not item.stash[_options].get("real_waits", False)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -128,77 +257,109 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         logging.getLogger("pytest_nucleo.runner").removeHandler(watch)
     guard = config.stash.get(_guard, None)
     if guard is not None:
-        _network.uninstall(guard)
+        from pytest_nucleo.testing._fake import _guard as network
+
+        network.uninstall(guard)
     before = config.stash.get(_fake_addresses_before, None)
     if before is not None:
-        _fake_names.use_addresses(before)
+        from pytest_nucleo.testing._fake import _names
+
+        _names.use_addresses(before)
+    if config in _sessions:
+        _sessions.remove(config)
+    if not _sessions:
+        _imports.stop()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     # Checked before any fixture runs, so a misspelt option fails the test whatever it uses.
-    options = item.stash[_options] = _marker_options(item)
-    guard = item.config.stash.get(_guard, None)
+    marked = item.get_closest_marker("nucleo") is not None
+    options = item.stash[_options] = _marker_options(item) if marked else {}
+    hosts = _marker_hosts(options)
+    config = item.config
+    guard = config.stash.get(_guard, None)
+    uses = None
+    if guard is None:  # not yet needed (see pytest_configure): is it now?
+        uses = marked or _uses_plugin_fixture(item)
+        if (uses and config.stash[_guard_scope] == "plugin-tests") or _FAKE in sys.modules:
+            guard = _arm(config)
     if guard is not None:
-        _begin_guard(item, guard, options)
-    _start_fresh_time(item)
+        _begin_guard(item, guard, options, hosts, uses)
+    _start_fresh_time(item, options)
 
 
 # A test that requests one of these, or carries the nucleo marker, uses the plugin.
 _PLUGIN_FIXTURES = frozenset({"fake_upstream", "llm_snapshot"})
 
 
-def _begin_guard(item: pytest.Item, guard: _network.Guard, options: dict[str, Any]) -> None:
+def _begin_guard(
+    item: pytest.Item,
+    guard: _network.Guard,
+    options: dict[str, Any],
+    hosts: list[str] | None = None,
+    uses: bool | None = None,
+) -> None:
     """Guard the test, or not, as the scope says (see the docs' "The network guard"): with
     ``plugin-tests``, a test that uses the plugin's fixtures or marker is guarded, and any
-    other test only while a fake upstream runs in it."""
+    other test only while a fake upstream runs in it. ``hosts`` and ``uses`` (whether the
+    test uses the plugin) when the caller knows them already."""
     scope = item.config.stash[_guard_scope]
     allowed = options.get("allow_network", False)
-    hosts = _marker_hosts(options.get("allow_hosts", ()))
+    if hosts is None:
+        hosts = _marker_hosts(options)
     if scope == "off":
         guard.begin(allow_network=True)
-    elif scope == "all" or _uses_plugin(item):
+    elif scope == "all" or (uses if uses is not None else _uses_plugin(item)):
         guard.begin(allow_network=allowed, allow_hosts=hosts)
     else:
         guard.begin(allow_network=allowed, while_faking=True, allow_hosts=hosts)
 
 
-def _marker_hosts(hosts: object) -> list[str]:
-    if hosts == ():  # the marker's default: nothing to check
+def _marker_hosts(options: dict[str, Any]) -> list[str]:
+    if "allow_hosts" not in options:  # the marker's default: nothing to check
         return []
-    where = "@pytest.mark.nucleo(allow_hosts=...)"
-    if isinstance(hosts, str) or not (
-        isinstance(hosts, list | tuple) and all(isinstance(h, str) for h in hosts)
-    ):
-        raise pytest.UsageError(
-            f"{where} takes a list of host names, patterns, addresses or networks, such as "
-            f"['db.internal.example', '10.0.0.0/8']; got {hosts!r}"
-        )
-    try:
-        _network.AllowList(hosts, where)
-    except ValueError as error:
-        raise pytest.UsageError(str(error)) from None
-    return list(hosts)
+    from pytest_nucleo.testing._plugin_use import marker_hosts
+
+    return marker_hosts(options["allow_hosts"])
+
+
+def _marker_options(item: pytest.Item) -> dict[str, Any]:
+    from pytest_nucleo.testing._plugin_use import marker_options
+
+    return marker_options(item)
+
+
+def _uses_plugin_fixture(item: pytest.Item) -> bool:
+    return bool(_PLUGIN_FIXTURES.intersection(getattr(item, "fixturenames", ())))
 
 
 def _uses_plugin(item: pytest.Item) -> bool:
-    names = getattr(item, "fixturenames", ())
-    return (
-        bool(_PLUGIN_FIXTURES.intersection(names)) or item.get_closest_marker("nucleo") is not None
-    )
+    return _uses_plugin_fixture(item) or item.get_closest_marker("nucleo") is not None
 
 
-def _start_fresh_time(item: pytest.Item) -> None:
+def _start_fresh_time(item: pytest.Item, options: dict[str, Any]) -> None:
     """Before any fixture: real waiting off (unless the test asks for it), and every limiter
     that already exists as if just built, so no test waits for real or inherits an open circuit
-    or a full window from the tests before it. A limiter built during the test is its own."""
-    from pytest_nucleo import _clock
-    from pytest_nucleo.limits._limiter import live_limiters
+    or a full window from the tests before it. A limiter built during the test is its own.
 
-    item.stash[_testing_before] = _clock.is_testing()
-    _clock.set_testing(not item.stash[_options].get("real_waits", False))
-    for limiter in live_limiters():
-        limiter.reset()
+    Neither module is imported for it: with no limiter module there is no limiter, and the
+    switch's module, imported during the test, gets the test's setting then (the import
+    watch); until then the test finds the switch as the test around it wants it (a session
+    run inside a test), or off."""
+    if _CLOCK in sys.modules:
+        from pytest_nucleo import _clock
+
+        item.stash[_testing_before] = _clock.is_testing()
+        _clock.set_testing(not options.get("real_waits", False))
+    else:  # as the test it runs in wants it (pytester), else off: the module's default
+        item.stash[_testing_before] = _wants_testing(_tests[-1]) if _tests else False
+    _tests.append(item)
+    if _LIMITERS in sys.modules:
+        from pytest_nucleo.limits._limiter import live_limiters
+
+        for limiter in live_limiters():
+            limiter.reset()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -213,9 +374,12 @@ def pytest_runtest_teardown(
             guard.end()
         before = item.stash.get(_testing_before, None)
         if before is not None:  # the switch as the test found it (a session may run inside one)
-            from pytest_nucleo import _clock
+            if item in _tests:
+                _tests.remove(item)
+            if _CLOCK in sys.modules:
+                from pytest_nucleo import _clock
 
-            _clock.set_testing(before)
+                _clock.set_testing(before)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -242,97 +406,25 @@ def pytest_runtest_makereport(
     guard = item.config.stash.get(_guard, None)
     blocked = guard.take() if guard is not None else []
     if blocked:
+        from pytest_nucleo.testing._fake._guard import failure_message
+
         # Recorded, not only raised: the code under test may have caught the error.
-        message = _network.failure_message(blocked)
+        message = failure_message(blocked)
         if report.passed:
             report.outcome = "failed"
             report.longrepr = message
         else:
             report.sections.append(("pytest-nucleo network guard", message))
-    upstream = item.stash.get(_upstream, None)
-    if upstream is not None and upstream.problems and report.when in ("setup", "call"):
-        _lead_with_upstream_problems(report, call, upstream)
-    if report.when in ("setup", "call"):  # (no call after a failed setup)
-        item.stash[_call_failed] = report.failed
-    if report.skipped and isinstance(report.longrepr, tuple):
-        _skip_at_contract_class(item, report)
+    if _PLUGIN_USE in sys.modules:  # else no fake upstream ran in the test
+        from pytest_nucleo.testing._plugin_use import after_report
+
+        after_report(item, call, report)
+    # A contract's skip, where a contract may have run.
+    if report.skipped and isinstance(report.longrepr, tuple) and _REPORT in sys.modules:
+        from pytest_nucleo.testing._plugin_use import skip_at_contract_class
+
+        skip_at_contract_class(item, report)
     return report
-
-
-def _skip_at_contract_class(item: pytest.Item, report: pytest.TestReport) -> None:
-    """A contract's not-applicable scenario is reported as skipped at the user's contract
-    class (where ``not_applicable`` says why), not at the line of ours that skipped it."""
-    from pytest_nucleo.testing._contract._report import SKIP_WHERE
-
-    where = item.stash.get(SKIP_WHERE, None)
-    if where is not None and isinstance(report.longrepr, tuple):
-        report.longrepr = (where[0], where[1], report.longrepr[2])
-
-
-def _lead_with_upstream_problems(
-    report: pytest.TestReport, call: pytest.CallInfo[None], upstream: FakeUpstream
-) -> None:
-    """Fail the test with what the fake upstream found wrong (an unmatched request, a sequence
-    run out), even when the tool swallowed the error or turned it into a failure of the set:
-    that is the cause, and what the test then failed with only follows from it."""
-    from pytest_nucleo._causes import iter_chain
-
-    problems = list(upstream.problems)
-    message = upstream.take_problems()
-    if message is None:
-        return
-    if report.skipped:  # skipped or xfailed: keep that outcome, and say what went wrong
-        report.sections.append(("pytest-nucleo fake upstream", message))
-        return
-    if report.failed and call.excinfo is not None:
-        raised = call.excinfo.value
-        crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", None)
-        own = str(crash).splitlines()[0] if crash else type(raised).__name__
-        # The same failure when it came from a problem (through the tool, or fails_with
-        # naming it); another one is said in a line, the fix of the problem coming first.
-        same = any(member in problems for member in iter_chain(raised)) or any(
-            str(problem) in own for problem in problems
-        )
-        if not same:
-            message += f"\n\nAfter it, the test failed with: {own}"
-    report.outcome = "failed"
-    report.longrepr = message
-
-
-def _marker_options(item: pytest.Item) -> dict[str, Any]:
-    """The options of every ``nucleo`` mark on the test, its class and module, merged: per
-    option, the closest node's mark wins (the test's over its class's over its module's), and
-    on the test itself a parameter's mark wins over the function's."""
-    depth = {id(node): level for level, node in enumerate(item.listchain())}
-    marks = sorted(item.iter_markers_with_node("nucleo"), key=lambda pair: depth[id(pair[0])])
-    options: dict[str, Any] = {}
-    # Farthest first; on one node, pytest lists a parameter's marks after the function's.
-    for _, marker in marks:
-        if marker.args:
-            raise pytest.UsageError(
-                f"@pytest.mark.nucleo takes keyword arguments only ({', '.join(MARKER_OPTIONS)}), "
-                f"got positional {marker.args!r}"
-            )
-        unknown = sorted(set(marker.kwargs) - set(MARKER_OPTIONS))
-        if unknown:
-            raise pytest.UsageError(
-                f"@pytest.mark.nucleo got unknown option(s) {', '.join(unknown)}; "
-                f"it takes {', '.join(MARKER_OPTIONS)}"
-            )
-        for flag in _FLAGS:
-            if flag in marker.kwargs and not isinstance(marker.kwargs[flag], bool):
-                raise pytest.UsageError(
-                    f"@pytest.mark.nucleo({flag}=...) takes True or False, "
-                    f"got {marker.kwargs[flag]!r}"
-                )
-        base_url = marker.kwargs.get("base_url")
-        if base_url is not None and not isinstance(base_url, str):
-            raise pytest.UsageError(
-                "@pytest.mark.nucleo(base_url=...) takes an absolute http(s) URL string such as "
-                f"'https://api.example/v1', got {type(base_url).__name__} {base_url!r}"
-            )
-        options.update(marker.kwargs)
-    return options
 
 
 @pytest.fixture
@@ -345,78 +437,30 @@ def fake_upstream(request: pytest.FixtureRequest) -> Generator[FakeUpstream, Non
     ``.throttle(retry_after=...)``, ``.html_error(...)``, ``.not_json()``, ``.sequence(...)``.
     Strict: an unmatched request and a route never called fail the test.
     """
-    _require("fake_upstream", ("respx",))
-    for other, client in (
-        ("httpx_mock", "httpx"),
-        ("respx_mock", "httpx"),
-        ("httpx2_mock", "httpx2"),
-    ):
-        if other in request.fixturenames:
-            raise pytest.UsageError(
-                f"fake_upstream and {other} both patch {client} in {request.node.nodeid}: they would "
-                "both answer requests. Use one of them per test."
-            )
-    from pytest_nucleo.testing import FakeUpstream
+    from pytest_nucleo.testing._plugin_use import fake_upstream_fixture
 
-    options = request.node.stash.get(_options, None)  # set by pytest_runtest_setup...
-    if options is None:  # ...unless the fixture was requested before that hook ran
-        options = _marker_options(request.node)
-    # Failed outside the except clauses, so that the message is not shown twice (chained).
-    problem = None
-    try:
-        upstream = FakeUpstream(**{k: v for k, v in options.items() if k in _UPSTREAM_OPTIONS})
-    except ValueError as error:  # a base_url no request can go to
-        problem = f"@pytest.mark.nucleo(base_url=...): {error}"
-    if problem is not None:
-        pytest.fail(problem, pytrace=False)
-    request.node.stash[_upstream] = upstream  # its problems lead the test's report
-    try:
-        upstream.start()
-    except RuntimeError as refused:  # another mock is in the way: the message says which
-        problem = str(refused)
-    if problem is not None:
-        pytest.fail(problem, pytrace=False)
-    try:
-        yield upstream
-    finally:
-        upstream.stop()
-    if request.node.stash.get(_call_failed, False):
-        upstream.problems.clear()  # the test already failed; don't bury its message
-        upstream.assert_all_called = False
-    message = upstream.failure_message()
-    if message is not None:
-        # Reported as a message: a traceback here would show this fixture's source, which
-        # says nothing about the test.
-        pytest.fail(message, pytrace=False)
+    # The options as pytest_runtest_setup read them, unless the fixture came before it.
+    yield from fake_upstream_fixture(request, request.node.stash.get(_options, None))
 
 
 @pytest.fixture
 def llm_snapshot(request: pytest.FixtureRequest) -> SnapshotAssertion:
     """syrupy's ``snapshot``, storing model texts exactly as the model reads them, one ``.txt``
     file per test module. ``pytest --snapshot-update`` writes them."""
-    _require("llm_snapshot", ("syrupy",))
-    from pytest_nucleo.testing import LLMTextSnapshotExtension, _snapshot
+    from pytest_nucleo.testing._plugin_use import llm_snapshot_fixture
 
-    snapshot: SnapshotAssertion = request.getfixturevalue("snapshot")
-    # A snapshot file that rewriting mends (another serializer's, not UTF-8) is refused with
-    # its name, unless the run rewrites it.
-    _snapshot.updating = bool(request.config.getoption("update_snapshots", default=False))
-    return snapshot.use_extension(LLMTextSnapshotExtension)
-
-
-def _require(fixture: str, modules: tuple[str, ...]) -> None:
-    message = _extras.needs(fixture, modules)
-    if message is not None:
-        pytest.fail(message, pytrace=False)
+    return llm_snapshot_fixture(request)
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     """One header line when the test stack is incomplete, so the reason is on screen before
     the first fixture that needs it fails."""
-    absent = _extras.missing()
+    absent = [name for name in _TEST_STACK if importlib.util.find_spec(name) is None]
     if not absent:
         return None
-    return f"pytest-nucleo: {', '.join(absent)} not installed; {_extras.INSTALL} brings them"
+    from pytest_nucleo.testing._extras import INSTALL
+
+    return f"pytest-nucleo: {', '.join(absent)} not installed; {INSTALL} brings them"
 
 
 def pytest_assertrepr_compare(
@@ -426,125 +470,60 @@ def pytest_assertrepr_compare(
     plugins' explanations (syrupy's diffs among them) stay in charge of theirs."""
     if op != "==" or not (isinstance(left, str) and isinstance(right, str)):
         return None
+    if _FAILURE not in sys.modules:  # where LLMText is not imported, no text is one
+        return None
     from pytest_nucleo.testing._failure import LLMText
 
     if not (isinstance(left, LLMText) or isinstance(right, LLMText)):
         return None
-    import difflib
+    from pytest_nucleo.testing._plugin_use import text_diff
 
-    diff = difflib.ndiff(right.splitlines(), left.splitlines())
-    return ["model texts differ (- expected, + actual):", *(line.rstrip("\n") for line in diff)]
+    return text_diff(left, right)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: object) -> None:
     """pytest-xdist: merge a finished worker's observations on the controller."""
+    output = getattr(node, "workeroutput", {})
+    if output.get(_WORKER_KEY) in (None, "", "[]"):  # the worker observed nothing
+        return
     from pytest_nucleo.testing._contract._report import merge_worker
 
-    merge_worker(node.config, getattr(node, "workeroutput", {}))
+    merge_worker(node.config, output)
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest's junitxml writes its file
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    from pytest_nucleo.testing._contract import _report
-
     config = session.config
+    # Nothing was observed where the failure matrix's module was never imported, so an xdist
+    # worker has nothing to ship; a report and strict mode are asked for, observed or not.
+    observed = _REPORT in sys.modules
     if hasattr(config, "workerinput"):
-        _report.ship_from_worker(config)
+        if observed:
+            from pytest_nucleo.testing._contract._report import ship_from_worker
+
+            ship_from_worker(config)
         return
-    entries = _report.observations(config)
-    path = _settings.setting(config, "nucleo_report")
-    if path:
-        try:
-            _report.write_reports(path, entries)
-        except OSError as error:  # the folder changed during the run: say so in the summary
-            config.stash[_report_error] = f"the report could not be written to {path}: {error}"
-    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary_file and entries:
-        with open(summary_file, "a", encoding="utf-8") as out:
-            out.write(_report.markdown(_report.published(entries)))
-    problems = _strict_problems(config, entries)
-    if problems:
-        _tell_junitxml(config, problems)
     if (
-        session.exitstatus == pytest.ExitCode.OK  # never hide an interruption or internal error
-        and problems
+        observed
+        or _settings.setting(config, "nucleo_report")
+        or _settings.setting(config, "nucleo_strict")
     ):
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        from pytest_nucleo.testing._session_end import finish
 
-
-_STRICT_NODEID = "pytest-nucleo::strict"
-"""The test case that stands for strict mode's problems in a ``--junitxml`` file."""
-
-
-def _tell_junitxml(config: pytest.Config, problems: list[str]) -> None:
-    """Add strict mode's problems to the ``--junitxml`` file as one failed test case, so that
-    a CI that reads the file sees the failure the exit code says (and not 0 failures)."""
-    # pytest's junitxml plugin is fed test reports; it has no public way in but its stash key.
-    from _pytest.junitxml import xml_key
-
-    xml = config.stash.get(xml_key, None)
-    if xml is None:
-        return
-    count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
-    text = "\n".join([f"--nucleo-strict failed the run ({count}):", *problems])
-    location = ("pytest-nucleo", None, "strict")
-    failed = pytest.TestReport(_STRICT_NODEID, location, {}, "failed", text, "call")
-    closed = pytest.TestReport(_STRICT_NODEID, location, {}, "passed", None, "teardown")
-    for report in (failed, closed):  # a test case is written once its teardown is reported
-        xml.pytest_runtest_logreport(report)
-
-
-def _strict_problems(config: pytest.Config, entries: list[dict[str, Any]]) -> list[str]:
-    """What --nucleo-strict fails the run for; nothing without the option."""
-    if not _settings.setting(config, "nucleo_strict"):
-        return []
-    from pytest_nucleo.testing._contract import _report
-
-    problems = _report.strict_problems(entries)
-    runner = logging.getLogger("pytest_nucleo.runner")
-    if not runner.isEnabledFor(logging.WARNING):
-        # The watch reads the runner's failure records: with none emitted it would see no leak
-        # nor unclean text, and a strict run must not pass for want of looking.
-        level = logging.getLevelName(runner.getEffectiveLevel())
-        problems.append(
-            f"the logger 'pytest_nucleo.runner' emits no WARNING records (level {level}, or "
-            "disabled), so the failures of run_tool (correctable ones log at WARNING, the "
-            "others at ERROR) cannot be seen: keep it at WARNING or below in the test run"
-        )
-    return problems
+        finish(session)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    from pytest_nucleo.testing._contract import _report
+    # Nothing to say where the run's end had nothing to do (see pytest_sessionfinish).
+    if (
+        _REPORT in sys.modules
+        or _SESSION_END in sys.modules
+        or _settings.setting(config, "nucleo_strict")
+    ):
+        from pytest_nucleo.testing._session_end import terminal_summary
 
-    entries = _report.observations(config)
-    problems = _strict_problems(config, entries)
-    failed = config.stash.get(_report_error, None)
-    if not (entries or problems or failed):
-        return
-    write = terminalreporter.write_line
-    terminalreporter.section("nucleo failure matrix")
-    everything = _settings.setting(config, "nucleo_matrix") == "all" or config.get_verbosity() > 0
-    shown = entries if everything else _report.problem_rows(entries)
-    width = _terminal_width(terminalreporter)
-    for line in _report.terminal_lines(shown, width) if shown else ():
-        write(line)
-    text = _report.summary(entries)
-    if not everything and len(shown) < len(entries):
-        text += " (every row: -v or --nucleo-matrix=all)"
-    for line in _wrapped(text, width):
-        write(line)
-    path = _settings.setting(config, "nucleo_report")
-    if failed:
-        write(failed, red=True)
-    elif path:
-        write(f"report written to {', '.join(str(p) for p in _report.report_paths(path))}")
-    if problems:
-        write("--nucleo-strict failed the run:", red=True)
-        for problem in problems:  # one line each, whole, so that CI logs can be searched
-            write(f"  {problem}", red=True)
-        _say_so_on_the_last_line(terminalreporter, problems)
+        terminal_summary(terminalreporter, config)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True, specname="pytest_terminal_summary")
@@ -558,40 +537,7 @@ def pytest_terminal_summary_new_snapshots(
     try:
         return (yield)
     finally:
-        from pytest_nucleo.testing._contract import _report
+        if _REPORT in sys.modules:  # else no scenario ran, new or not
+            from pytest_nucleo.testing._session_end import new_snapshots
 
-        hint = _report.new_snapshots_hint(_report.observations(config))
-        for line in _wrapped(hint or "", _terminal_width(terminalreporter)):
-            terminalreporter.write_line(line, yellow=True)
-
-
-def _say_so_on_the_last_line(terminalreporter: Any, problems: list[str]) -> None:
-    """Make pytest's last line ("1 passed in 0.86s") red and say that strict mode failed the
-    run, and for how many problems: the exit code is 1, and a green last line would lie."""
-    build = getattr(terminalreporter, "build_summary_stats_line", None)
-    if build is None:  # a terminal reporter of another make: the section above says it all
-        return
-    part = f"failed by --nucleo-strict ({len(problems)} problem{'s' if len(problems) > 1 else ''})"
-
-    def build_failing() -> tuple[list[tuple[str, dict[str, bool]]], str]:
-        parts, _ = build()
-        return [*parts, (part, {"red": True, "bold": True})], "red"
-
-    terminalreporter.build_summary_stats_line = build_failing
-
-
-def _wrapped(text: str, width: int) -> list[str]:
-    """``text`` in lines of at most ``width`` characters (a word longer than that is cut)."""
-    import textwrap
-
-    return textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False)
-
-
-def _terminal_width(terminalreporter: Any) -> int:
-    writer = getattr(terminalreporter, "_tw", None)
-    width = getattr(writer, "fullwidth", None)
-    if isinstance(width, int) and width > 0:
-        return width
-    import shutil
-
-    return shutil.get_terminal_size().columns
+            new_snapshots(terminalreporter, config)

@@ -1,9 +1,11 @@
 """The plugin's settings: its command-line options and ini keys, how each is read (the option
 winning over the key), and the checks that fail a run at configure time on a bad value or a
-report path that cannot be written, each with the usage error naming it.
+report path that cannot be written, each with the usage error naming it; and the names of the
+``nucleo`` marker's options.
 
 The plugin (``pytest_nucleo/plugin.py``) declares them in ``pytest_addoption`` and reads them
-here; like the plugin, this module pulls in neither respx, syrupy nor hypothesis.
+here; like the plugin, this module pulls in neither respx, syrupy nor hypothesis, nor the
+network guard's modules, which a run that never uses the guard does not load.
 """
 
 from __future__ import annotations
@@ -12,10 +14,16 @@ from typing import Any
 
 import pytest
 
-from pytest_nucleo.testing._fake import _guard as _network
-from pytest_nucleo.testing._fake import _names as _fake_names
-
 GUARD_SCOPES = ("plugin-tests", "all", "off")
+UPSTREAM_OPTIONS = ("assert_all_called", "base_url")
+"""The ``nucleo`` marker's options that configure the ``fake_upstream`` fixture."""
+MARKER_OPTIONS = (*UPSTREAM_OPTIONS, "expect_leaks", "allow_network", "allow_hosts", "real_waits")
+"""Every option the ``nucleo`` marker takes."""
+MARKER_FLAGS = ("assert_all_called", "expect_leaks", "allow_network", "real_waits")
+"""The marker's options that take True or False."""
+ADDRESS_CHOICES = ("public", "shared")
+"""``_fake._names.ADDRESS_CHOICES``, the default first: spelt here too, so that declaring the
+option does not import the fake's address books (tests/test_plugin_lazy.py keeps them equal)."""
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -82,7 +90,7 @@ def add_options(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--nucleo-fake-addresses",
-        choices=_fake_names.ADDRESS_CHOICES,
+        choices=ADDRESS_CHOICES,
         default=None,
         help="where the hosts a fake upstream routes resolve: addresses a tool's check against "
         "private networks accepts (public, the default: 192.31.196.0/24, AS112's), or the "
@@ -120,7 +128,7 @@ def setting(config: pytest.Config, name: str) -> Any:
     choices = {
         "nucleo_matrix": ("problems", "all"),
         "nucleo_guard": GUARD_SCOPES,
-        "nucleo_fake_addresses": _fake_names.ADDRESS_CHOICES,
+        "nucleo_fake_addresses": ADDRESS_CHOICES,
     }[name]
     if not ini:
         return choices[0]
@@ -145,11 +153,14 @@ def checked(config: pytest.Config) -> tuple[str, str, list[str]]:
     setting(config, "nucleo_strict")
     _check_report_path(config)
     hosts = setting(config, "nucleo_allow_hosts")
-    given = config.getoption("nucleo_allow_hosts", default=None) is not None
-    try:  # checked first, to name where the list came from
-        _network.AllowList(hosts, "--nucleo-allow-hosts" if given else "ini key nucleo_allow_hosts")
-    except ValueError as error:
-        raise pytest.UsageError(str(error)) from None
+    if hosts:  # (an empty list allows no host: nothing to check)
+        from pytest_nucleo.testing._fake._hosts import AllowList
+
+        given = config.getoption("nucleo_allow_hosts", default=None) is not None
+        try:  # checked first, to name where the list came from
+            AllowList(hosts, "--nucleo-allow-hosts" if given else "ini key nucleo_allow_hosts")
+        except ValueError as error:
+            raise pytest.UsageError(str(error)) from None
     return scope, addresses, hosts
 
 
