@@ -107,23 +107,27 @@ def test_text_before_refused_markup_is_read_up_to_the_stop_as_html_parser_reads_
                     assert _state(read) == _state(_markup._parsed(page, need))
 
 
-def test_the_plain_page_reader_tries_its_pattern_once_a_piece(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # Each match starts where the last ended: a search (finditer) retried at every character
-    # of a long text before markup the reader refuses, 160 ms for 4 kB of words.
-    starts: list[int] = []
-    pattern = _markup._PLAIN_PIECE
+def test_the_plain_page_reader_looks_at_each_tag_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The markup is split at each "<" once, and a tag it has not seen is checked once: a
+    # search that retried at every character of a long text before markup the reader
+    # refuses once cost 160 ms for 4 kB of words.
+    checked: list[str] = []
+    pattern = _markup._PLAIN_TAG
 
     class Counted:
-        def match(self, text: str, pos: int) -> re.Match[str] | None:
-            starts.append(pos)
-            return pattern.match(text, pos)
+        def fullmatch(self, text: str) -> re.Match[str] | None:
+            checked.append(text)
+            return pattern.fullmatch(text)
 
-    monkeypatch.setattr(_markup, "_PLAIN_PIECE", Counted())
+    monkeypatch.setattr(_markup, "_PLAIN_TAG", Counted())
+    monkeypatch.setattr(_markup, "_FACTS", {})
     page = "<html><body><p>" + "word " * 800 + "a < b</p></body></html>"
     assert _markup._read_plain(page, 0) is None
-    assert starts == [0, 6, 12, 15]
+    assert checked == ["<html>", "<body>", "<p>"]  # " b</p>" has no ">" before its next "<"
+    checked.clear()
+    _markup._FACTS.clear()
+    assert _markup._read_plain("<p>x</p>" * 50, 0) is not None
+    assert checked == ["<p>", "</p>"]
 
 
 def test_boilerplate_lines_are_found_as_one_regex_found_them() -> None:
@@ -252,3 +256,118 @@ def test_json_strings_unrolled_match_as_before() -> None:
         found = [match.group(1, 2) for match in _quote._FIELD.finditer(text)]
         assert found == [match.group(1, 2) for match in field.finditer(text)], text
         assert _quote._JSON_KEY.sub("", text) == key.sub("", text), text
+
+
+# --- masking tried only where a match can start ---------------------------------------------------
+
+
+_ANCHOR_PIECES = [
+    "https://", "HTTP://", "wss://", "ws:\\/\\/", "http:/\\/", "a.b-c+d://", "_http://", "1x://",
+    "u:p@", "@", "?q=1", "?", "#", "/", " ", "-", "_", ".", "+", ":", "=", ": ", '"', "'",
+    "api_key", "X-Api-Key", "my-api_key", "-token", "Tokens", "passwd", "pass-phrase", "sig",
+    "secret", "cookie", "pwd", "x-amz-credential", "authorization", "Bearer ", "basic\t",
+    "deepl-auth-key ", "apikey", "SSWS", "abcdefghij0123456789", "[REDACTED]", "API key: ",
+    "api\tkey provided: ", "sk-", "sk_live_", "task_", "gsk_", "dop_v1_", "_v1_", "xoxb-",
+    "shpat_", "sq0atp-", "SG.", "ya29.", "AKIA", "AIza", "eyJ", "SK", "dapi", "key-", "2026-12",
+]  # fmt: skip
+
+
+def test_patterns_tried_where_a_match_can_start_mask_as_the_whole_pattern() -> None:
+    # Each (pattern, where its matches can start, replacement) _secrets uses, against the
+    # pattern run over the whole text, on ASCII texts made of what the starts turn on.
+    from pytest_nucleo._text import _anchored as a
+
+    cases = [
+        (_secrets._USERINFO, a.url_starts, _secrets._first_group),
+        (_secrets._QUERY, a.query_starts, _secrets._first_group),
+        (_secrets._TOKENS, a.token_starts, lambda match: _secrets.MASK),
+        (
+            _secrets._AUTH_SCHEME,
+            lambda text: a.hint_starts(text.lower(), _secrets._AUTH_HINT_GROUPS),
+            _secrets._two_groups_masked,
+        ),
+        (
+            _secrets._SECRET_PAIR,
+            lambda text: a.pair_starts(
+                text, a.hint_starts(text.lower(), _secrets._PAIR_HINT_GROUPS)
+            ),
+            _secrets._pair_masked,
+        ),
+        (
+            _secrets._KEY_PROVIDED,
+            lambda text: a.found_at(text.lower(), _secrets._KEY_PROVIDED_STARTS),
+            _secrets._two_groups_masked,
+        ),
+    ]
+    rng = random.Random(12)
+    for _ in range(20_000):
+        text = "".join(rng.choices(_ANCHOR_PIECES, k=rng.randint(1, 10)))
+        for pattern, starts, replace in cases:
+            assert a.sub_at(pattern, replace, text, starts(text)) == pattern.sub(replace, text), (
+                pattern.pattern[:30],
+                text,
+            )
+
+
+def test_every_token_pattern_starts_where_token_starts_looks() -> None:
+    # Each alternative of _TOKENS begins with a literal start filed in _anchored; a sample
+    # of each, after a space, is found where it starts, and so is a separator run long
+    # enough that each start is searched for instead.
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from pytest_nucleo._text import _anchored as a
+
+    alternatives = [pattern.replace(r"\b", "") for pattern in _secrets._TOKEN_PATTERNS]
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.sampled_from(alternatives).flatmap(
+        lambda pattern: st.from_regex(pattern, fullmatch=True, alphabet=st.characters(codec="ascii"))
+    ), st.sampled_from(["", "-" * 40, "_" * 40, "." * 40]))  # fmt: skip
+    def found(sample: str, separators: str) -> None:
+        if _secrets._TOKENS.match(sample):  # a sample whose end breaks the \b is no token
+            assert 1 in a.token_starts(" " + sample)
+            assert len(separators) + 1 in a.token_starts(f"{separators} {sample}")
+
+    found()
+
+
+# --- what a request sent -------------------------------------------------------------------------
+
+
+def test_a_request_that_sends_nothing_gives_what_reading_it_gives() -> None:
+    import httpx
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from pytest_nucleo._http._clients import _sent
+
+    names = ["Accept", "user-agent", "Host", "Connection", "X-Api-Key", "Authorization", "Cookie"]
+    headers = st.lists(st.tuples(st.sampled_from(names), st.sampled_from(["k-1234567", "*/*"])))
+    urls = st.sampled_from([
+        "http://api.example/v1", "http://api.example/v1?key=s3cr3t-v", "http://u:pw12@api.example/",
+        "http://api.example/v1?", "http://api.example/a%20b",
+    ])  # fmt: skip
+    bodies = st.sampled_from([b"", b'{"card": "4111111111111111"}', b"a=b"])
+
+    @settings(max_examples=300, deadline=None)
+    @given(headers, urls, bodies)
+    def same(pairs: list[tuple[str, str]], url: str, body: bytes) -> None:
+        request = httpx.Request("POST", url, headers=pairs, content=body)
+        assert _sent.sent_values(request) == _read_without_shortcut(_sent, request), (
+            pairs,
+            url,
+            body,
+        )
+
+    same()
+
+
+def _read_without_shortcut(sent: object, request: object) -> tuple[str, ...]:
+    """``sent_values(request)`` with its nothing-sent shortcut turned off."""
+    mp = pytest.MonkeyPatch()
+    try:
+        mp.setattr(sent, "_sends_nothing", lambda request: False)
+        return sent.sent_values(request)  # type: ignore[attr-defined,no-any-return]
+    finally:
+        mp.undo()

@@ -153,6 +153,18 @@ def test_shortcuts_change_no_result() -> None:
         "}",
         "\n",
         ". ",
+        # Where the patterns tried only where a match can start look for it (_anchored).
+        "a.b-c+d://",
+        "_http://",
+        "git+ssh://",
+        "@",
+        "x-api-key",
+        "my-api_key",
+        "dop_v1_",
+        "xoxb-",
+        "shpat_",
+        "sq0atp-",
+        "2026-12",
     ]
     for _ in range(20_000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))

@@ -151,11 +151,22 @@ QUOTA_RULE_STATUSES = frozenset({400, 403, 429})
 _QUOTA = re.compile("|".join(QUOTA_PATTERNS))
 
 
+# Words every match of QUOTA_PATTERNS holds once lower-cased: on an ASCII prefix without any
+# of them no pattern can match, found at C speed where the regex, whose alternatives start
+# with no letter it can look for, costs some 100 ns a character.
+_QUOTA_CORES = (b"quota", b"billing_", b"dailylimitexceeded", b"credit", b"usage limit")
+
+
 def body_says_quota(body: bytes | str | None) -> bool:
     """True when the start of ``body`` matches one of :data:`QUOTA_PATTERNS`."""
     if not body:
         return False
     prefix = body[:THROTTLE_SCAN]
+    raw = prefix if isinstance(prefix, bytes) else prefix.encode("utf-8", "replace")
+    if raw.isascii():
+        lowered = raw.lower()
+        if not any(core in lowered for core in _QUOTA_CORES):
+            return False
     text = prefix.decode("utf-8", "replace") if isinstance(prefix, bytes) else prefix
     return _QUOTA.search(text) is not None
 

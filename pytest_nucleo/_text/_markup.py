@@ -16,7 +16,6 @@ every entity declaration, so an entity bomb stops at its first line instead of e
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
 import re
 from collections.abc import Iterable
@@ -171,19 +170,15 @@ def _parsed(markup: str, need: int) -> _PageReader:
 
 # Plain markup, whose reading every supported html.parser agrees on: text without "<" or "&"
 # (no entity, no stray bracket), start tags whose attributes all have quoted values, end tags,
-# the HTML5 doctype. No comment, no self-closing tag, no bare attribute. Each match is the
-# text before a tag (maybe none) and the tag, or the text before the end of the markup. The
-# text is taken whole (possessive): giving some back cannot help a tag match, and trying it
-# cost a step for each character of a long text before markup this reader refuses.
-_PLAIN_PIECE = re.compile(
-    r"(?P<text>[^<&]*+)(?:"
-    r"<(?P<start>[a-zA-Z][a-zA-Z0-9]*)"
-    r"(?P<attributes>(?: [a-zA-Z][a-zA-Z0-9_-]*=(?:\"[^\"<>&]*\"|'[^'<>&]*'))*)>"
-    r"|</(?P<end>[a-zA-Z][a-zA-Z0-9]*)>"
+# the HTML5 doctype. No comment, no self-closing tag, no bare attribute. A value holds no "<"
+# or ">", so a plain tag ends at the first ">" after its "<": the reader finds each piece with
+# two C-speed searches (the regex engine spent some 10 ns on each character of a text) and
+# checks a tag it has not seen before against this pattern.
+_PLAIN_TAG = re.compile(
+    r"<[a-zA-Z][a-zA-Z0-9]*(?: [a-zA-Z][a-zA-Z0-9_-]*=(?:\"[^\"<>&]*\"|'[^'<>&]*'))*>"
+    r"|</[a-zA-Z][a-zA-Z0-9]*>"
     r"|(?i:<!doctype html>)"
-    r"|(?P<last>\Z))"
 )
-_TEXT_RUN = re.compile(r"[^<&]*+")
 _PLAIN_ATTRIBUTE = re.compile(r" ([a-zA-Z][a-zA-Z0-9_-]*)=(?:\"([^\"]*)\"|'([^']*)')")
 # Elements whose content html.parser reads as text, in one Python version or another (title
 # and textarea since 3.14, xmp, iframe, noembed, noframes since 3.13.4 or so): with only text
@@ -194,34 +189,74 @@ _PARSER_ONLY = frozenset(
 )
 
 
-@functools.lru_cache(maxsize=512)
-def _plain_tag_hides(tag: str, attributes: str) -> bool:
-    """:func:`_hides_content` for a plain start tag's attributes, as written. Cached: a page
-    repeats its tags, and reading one's attributes costs a microsecond."""
-    attrs = (
-        (name.lower(), double or single)
-        for name, double, single in _PLAIN_ATTRIBUTE.findall(attributes)
-    )
-    return _hides_content(tag, attrs)
+class _PlainPage:
+    """What :func:`_read_plain` read: the state a :class:`_PageReader` has after reading the
+    same markup (without building an html.parser for it)."""
+
+    __slots__ = ("_hidden", "_in_title", "_open", "lines", "seen", "tags", "title")
+
+    def __init__(self, title: list[str], lines: list[str], open_: list[tuple[str, bool]],
+                 counts: tuple[int, int, int, bool]) -> None:  # fmt: skip
+        self.title, self.lines, self._open = title, lines, open_
+        self.tags, self.seen, self._hidden, self._in_title = counts
 
 
-def _reader_with(
-    reader: _PageReader, tags: int, seen: int, hidden: int, in_title: bool
-) -> _PageReader:
-    """``reader`` holding the counts :func:`_read_plain` kept in local variables."""
-    reader.tags, reader.seen, reader._hidden, reader._in_title = tags, seen, hidden, in_title
-    return reader
+# What a tag, as written, does to the reading (see _tag_facts): a page repeats its tags, and
+# working one out costs a microsecond or more (its attributes are read).
+_START, _END, _OTHER = 0, 1, 2
+_TagFacts = tuple[int, str, bool, bool, tuple[str, bool], str, int]
+_FACTS: dict[str, _TagFacts] = {}
+_FACTS_KEPT = 1024
+# Markup that is no plain tag, and the end of the markup: a piece of text alone.
+_NO_TAG: _TagFacts = (_OTHER, "", False, False, ("", False), "", 0)
 
 
-def _read_plain(markup: str, need: int) -> _PageReader | None:
-    """The page read as :func:`_parsed` reads it, for plain markup (see ``_PLAIN_PIECE``), by
-    one regex match after another doing what the reader's handlers do for the calls
-    html.parser would make, in the same order, with the same checks at the end of each
-    :data:`FEED` characters; None for any other markup. This reads an error page in about
-    a quarter of html.parser's time (60 against 215 us): the handlers' work is done inline,
-    on local variables, and a text and the tag after it are one match. (Each match starts
-    where the last ended: a search would try again at every character of a long text before
-    markup it refuses.)
+def _tag_facts(body: str) -> _TagFacts:
+    """What the tag whose markup between "<" and ">" is ``body`` does to the reading:
+    ``(kind, name, is a block, is void, (name, hides its content), the raw-text element it
+    opens or "", its width)``, the name in lower case. The doctype, and a start tag only
+    html.parser reads, are ``_OTHER`` (the name of the latter is kept); markup
+    :data:`_PLAIN_TAG` does not match is :data:`_NO_TAG`, whose width is 0."""
+    facts = _FACTS.get(body)
+    if facts is not None:
+        return facts
+    width = len(body) + 2
+    name = ""
+    if not _PLAIN_TAG.fullmatch(f"<{body}>"):
+        facts = _NO_TAG
+    elif body[0] == "!":
+        facts = (_OTHER, "", False, False, ("", False), "", width)
+    elif body[0] == "/":
+        name = body[1:].lower()
+        facts = (_END, name, name in _BLOCKS, False, (name, False), "", width)
+    else:
+        name, _, attributes = body.partition(" ")
+        name = name.lower()
+        if name in _PARSER_ONLY:
+            facts = (_OTHER, name, False, False, (name, False), "", width)
+        else:
+            attrs = (
+                (key.lower(), double or single)
+                for key, double, single in _PLAIN_ATTRIBUTE.findall(" " + attributes)
+            )
+            void = name in _VOID
+            hides = not void and _hides_content(name, attrs)
+            raw = name if name in _RAW_TEXT else ""
+            facts = (_START, name, name in _BLOCKS, void, (name, hides), raw, width)
+    if len(_FACTS) >= _FACTS_KEPT:
+        _FACTS.clear()
+    _FACTS[body] = facts
+    return facts
+
+
+def _read_plain(markup: str, need: int) -> _PlainPage | None:
+    """The page read as :func:`_parsed` reads it, for plain markup (see ``_PLAIN_TAG``), one
+    piece (a text and the tag after it) after another, doing what the reader's handlers do
+    for the calls html.parser would make, in the same order, with the same checks at the end
+    of each :data:`FEED` characters; None for any other markup. This reads an error page in
+    a small part of html.parser's time: the handlers' work is done inline on local
+    variables, and what a tag does is worked out once a page (a piece costs about a hundred
+    bytecodes, nearly all of the reading: each one saved counts).
 
     The reader's state after each piece is what it is after html.parser read that piece: a
     tag is handed over once complete, text up to the end of the piece (html.parser holds back
@@ -230,81 +265,113 @@ def _read_plain(markup: str, need: int) -> _PageReader | None:
     """
     if "&" in markup:  # an entity (pages often have one): known at once
         return None
-    reader = _PageReader()
-    title, lines, open_ = reader.title, reader.lines, reader._open
+    title: list[str] = []
+    lines: list[str] = []  # the lines before the one being read, which is ``line``
+    open_: list[tuple[str, bool]] = []
+    line = ""
     tags = seen = hidden = 0
     in_title = False
     enough_seen = _text_enough(need)
-    pos, fed, inside = 0, FEED, ""  # inside: the raw-text element open, if any
-    while True:
-        piece = _PLAIN_PIECE.match(markup, pos)
-        if piece is None:  # markup this reader refuses, maybe after a text read up to a stop
-            text_end = end = _TEXT_RUN.match(markup, pos).end()  # type: ignore[union-attr]
-        else:
-            text_end, end = piece.end("text"), piece.end()
-        while end > fed:  # html.parser stopped at ``fed`` with this piece incomplete
-            cut = min(fed, text_end)
-            if pos < cut:
-                data = markup[pos:cut]
-                if in_title:
-                    title.append(data)
-                elif not hidden:
-                    lines[-1] += data
-                    seen += len(data)
-                pos = cut
-            if tags >= TAG_BUDGET or seen >= enough_seen:  # read enough
-                return None if inside else _reader_with(reader, tags, seen, hidden, in_title)
-            fed += FEED
-        if piece is None:
+    fed, inside = FEED, ""  # inside: the raw-text element open, if any
+    # The markup split at each "<": a text, then each tag with the text after it (one C
+    # call; a search for each "<" and ">" cost more than the rest of a piece's work). The
+    # last piece, the text after the last tag, is read after the loop.
+    segments = markup.split("<")
+    text = segments[0]
+    pos = 0
+    for segment in segments[1:]:
+        body, closed, after = segment.partition(">")
+        facts = _FACTS.get(body) if closed else _NO_TAG
+        if facts is None:
+            facts = _tag_facts(body)
+        kind, name, block, void, entry, raw, width = facts
+        text_end = pos + len(text)
+        end = text_end + width
+        if end > fed:
+            while end > fed:  # html.parser stopped at ``fed`` with this piece incomplete
+                cut = min(fed, text_end)
+                if pos < cut:
+                    data = markup[pos:cut]
+                    if in_title:
+                        title.append(data)
+                    elif not hidden:
+                        line += data
+                        seen += len(data)
+                    pos = cut
+                if tags >= TAG_BUDGET or seen >= enough_seen:  # read enough
+                    if inside:
+                        return None
+                    return _PlainPage(title, [*lines, line], open_, (tags, seen, hidden, in_title))
+                fed += FEED
+            text = markup[pos:text_end]  # what the loop left of it
+        if not width:  # markup this reader refuses
             return None
-        # The same as in the loop above, written out: one loop for both cost a sixth of
-        # the whole reading (most pieces cross no boundary).
-        if pos < text_end:
-            data = markup[pos:text_end]
+        if text:
             if in_title:
-                title.append(data)
+                title.append(text)
             elif not hidden:
-                lines[-1] += data
-                seen += len(data)
-        pos = end
-        kind = piece.lastgroup
-        if kind == "attributes":  # a start tag
-            tag = piece.group("start").lower()
-            if inside or tag in _PARSER_ONLY:
+                line += text
+                seen += len(text)
+        pos, text = end, after
+        if kind == _START:
+            if inside:
                 return None
             tags += 1
-            if tag == "title":
+            if name == "title":
                 in_title = True
-            if tag in _BLOCKS:
-                lines.append("")
-            if tag not in _VOID:
-                hides = _plain_tag_hides(tag, piece.group("attributes"))
-                open_.append((tag, hides))
-                hidden += hides
-            inside = tag if tag in _RAW_TEXT else ""
-        elif kind == "end":
-            tag = piece.group("end").lower()
-            if inside and tag != inside:
+            if block:
+                lines.append(line)
+                line = ""
+            if not void:
+                open_.append(entry)
+                hidden += entry[1]
+            inside = raw
+        elif kind == _END:
+            if inside and name != inside:
                 return None
-            if tag == "title":
+            if name == "title":
                 in_title = False
-            if tag in _BLOCKS:
-                lines.append("")
+            if block:
+                lines.append(line)
+                line = ""
             # Close back to the matching tag, as a browser does with unclosed ones; a stray
             # closing tag closes nothing.
-            if open_ and open_[-1][0] == tag:
+            if open_ and open_[-1][0] == name:
                 hidden -= open_.pop()[1]
             else:
                 for index in range(len(open_) - 1, -1, -1):
-                    if open_[index][0] == tag:
+                    if open_[index][0] == name:
                         hidden -= sum(hides for _, hides in open_[index:])
                         del open_[index:]
                         break
             inside = ""
-        elif kind == "last":
-            return None if inside else _reader_with(reader, tags, seen, hidden, in_title)
-        elif inside:  # the doctype, inside a raw-text element
+        elif name or inside:  # a start tag only html.parser reads, or the doctype in a raw text
             return None
+    # The last piece: the text after the last tag, to the end of the markup.
+    end = pos + len(text)
+    while end > fed:
+        if pos < fed:
+            data = markup[pos:fed]
+            if in_title:
+                title.append(data)
+            elif not hidden:
+                line += data
+                seen += len(data)
+            pos = fed
+        if tags >= TAG_BUDGET or seen >= enough_seen:
+            return None if inside else _PlainPage(title, [*lines, line], open_,
+                                                  (tags, seen, hidden, in_title))  # fmt: skip
+        fed += FEED
+    if pos < end:
+        data = markup[pos:end]
+        if in_title:
+            title.append(data)
+        elif not hidden:
+            line += data
+            seen += len(data)
+    return (
+        None if inside else _PlainPage(title, [*lines, line], open_, (tags, seen, hidden, in_title))
+    )
 
 
 def page_text(markup: str, need: int = 0) -> str:

@@ -31,18 +31,27 @@ from __future__ import annotations
 
 import base64
 import binascii
-import bisect
 import functools
 import re
 from collections.abc import Callable, Iterable
 from typing import AnyStr
 from urllib.parse import unquote
 
+from ._anchored import (
+    found_at,
+    hint_starts,
+    pair_starts,
+    query_starts,
+    sub_at,
+    token_starts,
+    url_starts,
+)
 from ._echoes import ECHO_MIN as ECHO_MIN
 from ._echoes import PIECE_MIN as PIECE_MIN
-from ._echoes import _known_forms, _piece_worthy
-
-MASK = "[REDACTED]"
+from ._echoes import _known_forms
+from ._known import _ESCAPE, _broken_candidates, _mask_broken, _mask_split_end, _mask_split_start
+from ._known import MASK as MASK
+from ._known import _mask_value as _mask_value
 
 # Shapes of credentials that must never be shown. Each is anchored so that ordinary words are
 # left alone; every one is covered by a test with a real-looking sample.
@@ -226,29 +235,10 @@ _QUERY_HINT = re.compile(r"\?[A-Za-z0-9_.~%\-\[\]]+=")
 # Substrings without which a pattern cannot match (checked on the case-folded text for the
 # case-insensitive ones). Skipping a pattern whose hints are all absent is what keeps masking
 # a kilobyte of ordinary text in the microseconds; the result is the same as running them all.
-# The token hints, grouped under a character each of them holds (a Slack token's "xox" is always
-# followed by a "-"): one C-speed scan for that character skips a whole group, which cut the
-# cost of looking for every hint in a text that has none by two thirds.
-_TOKEN_HINT_GROUPS = (
-    ("_", (
-        "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk_", "rk_", "npm_", "hf_",
-        "api_org_", "shp", "_v1_", "gsk_", "lin_api_", "secret_", "ntn_", "whsec_",
-    )),
-    ("-", (
-        "sk-", "xox", "glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glimt-", "gloas-",
-        "glsoat-", "glagent-", "xapp-", "pypi-", "sq0", "xai-", "GOCSPX-", "key-", "PMAK-",
-        "HRKU-",
-    )),
-    ("A", ("AKIA", "ASIA", "AIza", "ATATT3")),
-    (".", ("ya29.",)),
-    ("p", ("dapi",)),
-    ("S", ("SK", "SG.")),
-    ("J", ("eyJ",)),
-)  # fmt: skip
-# The other hints, grouped the same way under a character each holds, one that prose seldom
-# uses (or under the start they share): a hint costs about a nanosecond a character to look
-# for, one character (memchr) a tenth of that, and a kilobyte excerpt was checked for some
-# twenty hints, twice.
+# The hints are grouped under a character each holds, one that prose seldom uses (or under
+# the start they share): a hint costs about a nanosecond a character to look for, one
+# character (memchr) a tenth of that, and a kilobyte excerpt was checked for some twenty hints,
+# twice. (The tokens' own starts are found where they end: see _anchored.token_starts.)
 _UNPREFIXED_HINT_GROUPS = (("~", ("Q~",)), (":", (":A",)))
 _URL_HINT_GROUPS = ((":", ("://", ":\\")),)  # the second for escaped slashes, ":\/\/"
 _WEBHOOK_HINT_GROUPS = (("v", ("services",)), ("k", ("webhooks",)))
@@ -272,6 +262,8 @@ _PAIR_HINT_GROUPS = (
     ("w", ("pwd",)),
 )
 _PEM_HINT = "PRIVATE KEY"
+# The words a match of _KEY_PROVIDED starts with (lower case).
+_KEY_PROVIDED_STARTS = ("api key", "api\tkey")
 
 
 def fold(text: str) -> str:
@@ -329,155 +321,10 @@ def _fragment_end(text: str) -> int:
     return match.end() if match else 0
 
 
-_ESCAPE = re.compile(r"(%[0-9A-Fa-f]{2})")
-
-
 @functools.lru_cache(maxsize=4096)
 def _redact_short(text: str) -> str:
     # Short texts recur (service names, resource kinds, fixed phrases); a hit is ~20x cheaper.
     return _redact(text, [])
-
-
-# A line break a server put inside a value (literal or JSON-escaped, with the indent after it),
-# or the space that a collapsed line break leaves.
-_BREAK = re.compile(r"(?:\r?\n|\\r\\n|\\n)[ \t]*|[ \t]+")
-
-
-@functools.lru_cache(maxsize=256)
-def _broken_candidates(values: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(value for value in values if _piece_worthy(value))
-
-
-def _mask_broken(text: str, values: tuple[str, ...]) -> str:
-    """Mask a known value that a line break (or a space) splits: found in the text with its
-    breaks taken out, then masked from its first character to its last in the text."""
-    if not values:
-        return text
-    # A cheap first look: a value of 16 characters or more split once keeps its first 8 or
-    # its last 8 whole.
-    candidates = [value for value in values if value[:8] in text or value[-8:] in text]
-    if not candidates:
-        return text
-    joined = _BREAK.sub("", text)
-    if not any(value in joined for value in candidates):
-        return text
-    # Where each piece of the text between breaks starts, in the joined text and in the text.
-    starts, origins, position, at = [0], [0], 0, 0
-    for match in _BREAK.finditer(text):
-        at += match.start() - position
-        position = match.end()
-        starts.append(at)
-        origins.append(position)
-
-    def origin(index: int) -> int:
-        piece = bisect.bisect_right(starts, index) - 1
-        return origins[piece] + index - starts[piece]
-
-    spans = []
-    for value in candidates:
-        found = joined.find(value)
-        while found >= 0:
-            spans.append((origin(found), origin(found + len(value) - 1) + 1))
-            found = joined.find(value, found + len(value))
-    shown: list[str] = []
-    copied = 0
-    for start, end in sorted(spans):
-        if start >= copied:
-            shown += (text[copied:start], MASK)
-            copied = end
-        elif end > copied:
-            copied = end
-    return "".join(shown) + text[copied:]
-
-
-# Places a known value could start, found by string search, beyond which a regex finds it.
-_FEW_CANDIDATES = 32
-
-
-def _mask_value(text: str, value: str) -> str:
-    if "%" not in value or not _ESCAPE.search(value):
-        return text.replace(value, MASK)
-    # A server may echo "%2F" as "%2f": the value's percent-escapes match in either case, the
-    # rest of it exactly. Found with str.find, not a regex: compiling one per value cost more
-    # than the rest of a redaction, the values being new at each call.
-    pieces = _ESCAPE.split(value)  # text, escape, text, ..., text
-    if not all(piece in text for piece in pieces[::2]):
-        return text
-    # Every match holds the value's longest escape-free piece at the same offset (or, when
-    # the value is escapes only, a "%" at its start): look for that, then check the rest.
-    longest = max(range(0, len(pieces), 2), key=lambda index: len(pieces[index]))
-    anchor = pieces[longest] or "%"
-    if text.count(anchor) > _FEW_CANDIDATES:
-        # Checking each one costs the value's length: a text full of them (of escapes, of a
-        # repeated piece) is left to a regex, whose cost does not grow with the value.
-        return re.sub(_escaped_pattern(pieces), MASK, text)
-    offset = sum(map(len, pieces[:longest]))
-    shown: list[str] = []
-    copied = 0
-    found = text.find(anchor)
-    while found >= 0:
-        start = found - offset
-        if start >= copied and _matches_at(text, start, pieces):
-            shown += (text[copied:start], MASK)
-            copied = start + len(value)
-            found = text.find(anchor, copied + offset)
-        else:
-            found = text.find(anchor, found + 1)
-    return "".join(shown) + text[copied:] if shown else text
-
-
-def _escaped_pattern(pieces: list[str]) -> str:
-    """The regex of a value split into ``pieces``: its escapes in either case, the rest as is."""
-    return "".join(
-        f"%[{piece[1].upper()}{piece[1].lower()}][{piece[2].upper()}{piece[2].lower()}]"
-        if index % 2
-        else re.escape(piece)
-        for index, piece in enumerate(pieces)
-    )
-
-
-def _matches_at(text: str, start: int, pieces: list[str]) -> bool:
-    """Whether the value split into ``pieces`` starts at ``start`` of ``text``: its text pieces
-    as they are, its escapes whatever the case of their hexadecimal digits."""
-    at = start
-    for index, piece in enumerate(pieces):
-        if index % 2 == 0:
-            if not text.startswith(piece, at):
-                return False
-        elif not (
-            text.startswith("%", at)
-            and text[at + 1 : at + 2] in (piece[1].lower(), piece[1].upper())
-            and text[at + 2 : at + 3] in (piece[2].lower(), piece[2].upper())
-        ):
-            return False
-        at += len(piece)
-    return True
-
-
-def _mask_split_end(text: str, values: list[str]) -> str:
-    """Mask the start of a known value that ends ``text`` (the rest of it was cut away)."""
-    for value in values:
-        probe = value[:4]
-        index = text.find(probe, max(len(text) - len(value) + 1, 0))
-        while index >= 0:
-            if value.startswith(text[index:]):
-                return text[:index] + MASK
-            index = text.find(probe, index + 1)
-    return text
-
-
-def _mask_split_start(text: str, values: list[str]) -> str:
-    """Mask the end of a known value that starts ``text`` (its start was cut away)."""
-    longest = 0
-    for value in values:
-        probe = value[-4:]
-        index = text.find(probe, 0, len(value) - 1)
-        while index >= 0:
-            end = index + len(probe)
-            if end > longest and value.endswith(text[:end]):
-                longest = end
-            index = text.find(probe, index + 1, len(value) - 1)
-    return MASK + text[longest:] if longest else text
 
 
 def _luhn(digits: str) -> bool:
@@ -545,33 +392,93 @@ def _redact(text: str, values: list[str], *, decode: bool = True) -> str:
         text = _mask_broken(text, _broken_candidates(tuple(values)))
     if _PEM_HINT in text:
         text = _PEM.sub(MASK, text)
+    # In ASCII text (the usual case) the patterns below that would try every character are
+    # tried only where a match can start (see _anchored); the others run whole.
+    ascii_ = text.isascii()
     if holds_hint(text, _URL_HINT_GROUPS):
-        text = _USERINFO.sub(r"\1", text)
-        text = _QUERY.sub(r"\1", text)
+        if "@" in text:  # which ends a URL's userinfo
+            text = _sub_where(_USERINFO, _first_group, text, url_starts, ascii_)
+        if "?" in text:  # which starts a query
+            text = _sub_where(_QUERY, _first_group, text, query_starts, ascii_)
     if "?" in text and "/" in text and _QUERY_HINT.search(text):
         text = _RELATIVE_QUERY.sub(r"\1", text)
     if holds_hint(text, _WEBHOOK_HINT_GROUPS):
         text = _WEBHOOK.sub(lambda match: f"{match.group(1) or match.group(2)}{MASK}", text)
-    if holds_hint(text, _TOKEN_HINT_GROUPS):
-        text = _TOKENS.sub(MASK, text)
+    # Where a token's start is, in any text (the pattern is case-sensitive); none, none found.
+    text = sub_at(_TOKENS, MASK, text, token_starts(text))
     if holds_hint(text, _UNPREFIXED_HINT_GROUPS):
         text = _UNPREFIXED.sub(MASK, text)
     if _may_hold_card(text):
         text = _CARD.sub(_card, text)
     folded = fold(text)
+    if not ascii_:
+        return _mask_named(text, folded, decode)
+    unmasked = text
+    # The words that start an Authorization scheme's match, as its hints are found.
+    text = sub_at(_AUTH_SCHEME, _two_groups_masked, text, hint_starts(folded, _AUTH_HINT_GROUPS))
+    if _AUTH_HEADER_HINT in folded:
+        text = _AUTH_HEADER.sub(rf"\1\2{MASK}", text)
+    # The pair's hints decide, read in the text as it was before the masks above (as in
+    # _mask_named); where they are is read in the text as it is now, when those moved them.
+    if text is unmasked:
+        hints = hint_starts(folded, _PAIR_HINT_GROUPS)
+        pairs = bool(hints)
+    else:
+        pairs = holds_hint(folded, _PAIR_HINT_GROUPS)
+        hints = hint_starts(text.lower(), _PAIR_HINT_GROUPS) if pairs else set()
+    if pairs:
+        text = sub_at(_SECRET_PAIR, _pair_masked, text, pair_starts(text, hints))
+        if "api key" in folded:
+            starts = found_at(text.lower(), _KEY_PROVIDED_STARTS)
+            text = sub_at(_KEY_PROVIDED, _two_groups_masked, text, starts)
+    return _mask_runs(text, decode)
+
+
+def _mask_named(text: str, folded: str, decode: bool) -> str:
+    """The rest of :func:`_redact` for a text that is not ASCII: the patterns whole."""
     if holds_hint(folded, _AUTH_HINT_GROUPS):
-        text = _AUTH_SCHEME.sub(rf"\1\2{MASK}", text)
+        text = _AUTH_SCHEME.sub(_two_groups_masked, text)
     if _AUTH_HEADER_HINT in folded:
         text = _AUTH_HEADER.sub(rf"\1\2{MASK}", text)
     if holds_hint(folded, _PAIR_HINT_GROUPS):
-        text = _SECRET_PAIR.sub(rf"\g<key>\g<sep>{MASK}", text)
+        text = _SECRET_PAIR.sub(_pair_masked, text)
         if "api key" in folded:
-            text = _KEY_PROVIDED.sub(rf"\1\2{MASK}", text)
+            text = _KEY_PROVIDED.sub(_two_groups_masked, text)
+    return _mask_runs(text, decode)
+
+
+def _mask_runs(text: str, decode: bool) -> str:
+    """The last steps of :func:`_redact`: long runs (an AWS secret, base64) and percent-encoded
+    runs."""
     if len(text) >= 24:
         text = _sub_long_runs(text, 24, _aws_or_base64_run if decode else _aws_run)
     if decode and "%" in text and _ESCAPE.search(text):
         text = _PERCENT_RUN.sub(_encoded_percent, text)
     return text
+
+
+def _sub_where(
+    pattern: re.Pattern[str],
+    repl: Callable[[re.Match[str]], str],
+    text: str,
+    starts: Callable[[str], Iterable[int]],
+    ascii_: bool,
+) -> str:
+    return sub_at(pattern, repl, text, starts(text)) if ascii_ else pattern.sub(repl, text)
+
+
+# The replacements of the patterns above, as functions: the same texts as their templates
+# (r"\1", r"\1\2[REDACTED]", r"\g<key>\g<sep>[REDACTED]"), none of them parsed at each call.
+def _first_group(match: re.Match[str]) -> str:
+    return match.group(1)
+
+
+def _two_groups_masked(match: re.Match[str]) -> str:
+    return match.group(1) + match.group(2) + MASK
+
+
+def _pair_masked(match: re.Match[str]) -> str:
+    return match.group("key") + match.group("sep") + MASK
 
 
 def _aws_or_base64_run(run: str) -> str:

@@ -347,9 +347,11 @@ def _first_words(obj: object, keys: Iterable[str]) -> str:
     if not isinstance(obj, dict):
         return ""
     for key in keys:
-        words = _words(obj.get(key))
-        if words:
-            return words
+        value = obj.get(key)
+        if isinstance(value, str):  # most keys are absent: no call for them
+            words = _words(value)
+            if words:
+                return words
     return ""
 
 
@@ -377,7 +379,8 @@ def _fields_of(item: dict[str, object], *, names_are_fields: bool) -> list[str]:
     many = item.get("fields")
     if isinstance(many, list):
         found += many[:_ITEMS_READ]
-    return _clean_fields(_pointer_field(f) if isinstance(f, str) else "" for f in found)
+    # Only the strings: most of these keys are absent, and an empty name is left out anyway.
+    return _clean_fields([_pointer_field(f) for f in found if isinstance(f, str) and f])
 
 
 def _pointer_field(value: str) -> str:
@@ -421,6 +424,8 @@ def _clean_fields(names: Iterable[str]) -> list[str]:
     """Field names fit to show: one line, no control characters, bounded; none masked."""
     kept = []
     for name in names:
+        if not name:
+            continue
         name = _collapse(name)
         if not name or MASK in name or name in _NOT_A_FIELD:
             continue
