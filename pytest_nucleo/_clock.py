@@ -69,12 +69,20 @@ def _check_wait(seconds: float) -> None:
         raise ValueError(f"a wait must be a finite number of seconds >= 0; got {seconds!r}")
 
 
-class _Testing:
-    """Process-wide state of the testing switch (see :func:`set_testing`)."""
+class _TestingSwitch:
+    """Process-wide state of the testing switch (see :func:`set_testing`). One instance, with
+    slots: a limiter's admission reads its ``offset`` with every clock reading, and an
+    attribute of an instance with slots is read faster than one of a class."""
 
-    enabled = False
-    offset = 0.0  # seconds the SystemClock skipped while testing; never decreases
-    lock = threading.Lock()
+    __slots__ = ("enabled", "lock", "offset")
+
+    def __init__(self) -> None:
+        self.enabled = False
+        self.offset = 0.0  # seconds the SystemClock skipped while testing; never decreases
+        self.lock = threading.Lock()
+
+
+_Testing = _TestingSwitch()
 
 
 hold_over_forks(lambda: _Testing.lock)
@@ -141,6 +149,30 @@ class SystemClock:
 
 SYSTEM_CLOCK = SystemClock()
 """The clock used when none is given."""
+
+
+class _NoOffset:
+    """What a clock other than the system clock adds to its own reading: nothing."""
+
+    __slots__ = ("offset",)
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+
+_NO_OFFSET = _NoOffset()
+
+
+def split_reading(clock: Clock) -> tuple[Callable[[], float], _TestingSwitch | _NoOffset]:
+    """``clock.monotonic()`` in two parts, a function and an object whose ``offset`` is added to
+    what it returns, read without a call of a Python method between: for a system clock (whose
+    ``monotonic`` is not overridden) ``time.monotonic`` and the testing switch's offset, the
+    sum :meth:`SystemClock.monotonic` returns; for any other clock, its own ``monotonic`` and
+    no offset. A limiter reads the clock on every admission, and the call of that method
+    costs as much as the reading itself."""
+    if type(clock).monotonic is SystemClock.monotonic:
+        return _monotonic, _Testing
+    return clock.monotonic, _NO_OFFSET
 
 
 class _FakeTimer:

@@ -10,9 +10,12 @@ success closes the circuit, its failure reopens it with a doubled cooldown.
 The rules live in ``_machine``; where the state lives is a store's business (``_stores``): in
 the process by default, under one ``threading.Lock`` held only for the bookkeeping (never across
 the tool call or a wait), or in Redis (``_redis``), shared by a fleet of processes. Every
-decision goes through the store's keeper, one call each. The limiter's own pieces are its
-siblings: its settings checked (``_settings``), the units a call takes (``_units``), the wait
-of a call admitted to start later (``_waits``) and its statistics (``_stats``).
+decision goes through the store's keeper, one call each, but an admission and a success on
+the process's own state: the limiter makes their steps itself, under that keeper's lock (a
+call of a method costs about as much as the lock; see ``RateLimiter.acquire``). The
+limiter's own pieces are its siblings: its settings checked (``_settings``), the units a call
+takes (``_units``), the wait of a call admitted to start later (``_waits``) and its
+statistics (``_stats``).
 """
 
 from __future__ import annotations
@@ -26,9 +29,9 @@ from pytest_nucleo._clock import SYSTEM_CLOCK, Clock
 from pytest_nucleo._exceptions import check_seconds
 from pytest_nucleo._forks import hold_over_forks
 
-from ._circuit import State
+from ._circuit import CLOSED, State
 from ._failure import UpstreamFailure
-from ._machine import rules_for
+from ._machine import Rules, rules_for
 from ._settings import Settings
 from ._state import LimiterState
 from ._stats import LimiterStats, snapshot
@@ -44,6 +47,11 @@ Permit = NewType("Permit", int)
 _LIVE: weakref.WeakSet[RateLimiter] = weakref.WeakSet()
 """Every RateLimiter still alive, so a test harness can reset them (see RateLimiter.reset)."""
 _LIVE_LOCK = threading.Lock()  # a limiter built in another thread must not break the walk
+
+
+def _live(limiter: RateLimiter) -> None:
+    with _LIVE_LOCK:
+        _LIVE.add(limiter)
 
 
 def live_limiters() -> list[RateLimiter]:
@@ -106,32 +114,21 @@ class RateLimiter:
         budgets: Iterable[Budget] = (),
         store: LimiterStore | None = None,
     ) -> None:
-        s = Settings.checked(
-            name,
-            max_requests=max_requests,
-            window_seconds=window_seconds,
-            clock=clock,
-            failure_step=failure_step,
-            max_throttle=max_throttle,
-            recovery_step=recovery_step,
-            successes_per_step=successes_per_step,
-            quiet_seconds=quiet_seconds,
-            quiet_recovery_step=quiet_recovery_step,
-            failures_to_open=failures_to_open,
-            cooldown_seconds=cooldown_seconds,
-            max_cooldown_seconds=max_cooldown_seconds,
-            probe_timeout_seconds=probe_timeout_seconds,
-            max_wait_seconds=max_wait_seconds,
-            budgets=budgets,
-            store=store,
-        )
+        # Every keyword as given, each checked by its name (nothing else is local yet).
+        s = Settings.checked(**{key: value for key, value in locals().items() if key != "self"})
+        clock = clock if clock is not None else SYSTEM_CLOCK
+        self._rules = rules = rules_for(s)
+        self._local, self._keeper, self._blocking, self._waits = _keepers(name, rules, clock, store)
+        self._here = self._local if store is None else None  # see acquire
+        takes = Takes(name, s.budgets)
+        self._one, self._takes = takes.one, takes.of  # what acquire(units) takes
         self.name = name
         """The limiter's name; on a shared store, limiters of one name share their state."""
         self.max_requests = max_requests
         """Calls per ``window_seconds`` at the nominal rate."""
         self.window_seconds = s.budgets[0].window_seconds
         """The nominal window, in seconds."""
-        self.clock: Clock = clock if clock is not None else SYSTEM_CLOCK
+        self.clock: Clock = clock
         """The clock the limiter reads and waits on."""
         self.failure_step = s.failure_step
         """Throttle added per upstream failure."""
@@ -159,22 +156,7 @@ class RateLimiter:
         """Every budget, the main one (``"requests"``) first."""
         self.store = store
         """Where the state lives; None: this process."""
-
-        self._rules = rules = rules_for(s)
-        # The process's own state: the whole state without a store, the fallback with one.
-        self._local = LocalState(rules, self.clock)
-        self._keeper: StateKeeper = (
-            self._local if store is None else store.bind(rules, self.clock, self._local)
-        )
-        # The keeper of the blocking methods: the same, or one that says to await instead.
-        self._blocking: StateKeeper = (
-            _AwaitableOnly(name) if self._keeper.is_async else self._keeper
-        )
-        self._waits = Waits(self.clock, self._keeper, self._blocking)  # when a start is later
-        takes = Takes(name, self.budgets)
-        self._one, self._takes = takes.one, takes.of  # what acquire(units) takes
-        with _LIVE_LOCK:
-            _LIVE.add(self)
+        _live(self)
 
     def reset(self) -> None:
         """Forget every call, failure, wait and count of this process: the limiter is as just
@@ -190,23 +172,20 @@ class RateLimiter:
     @property
     def state(self) -> State:
         """``"closed"`` (admitting), ``"open"`` (refusing) or ``"half-open"`` (one probe)."""
-        if self._keeper is self._local:
-            return self._local.state.circuit.state
-        return self.stats().state
+        here = self._here
+        return self.stats().state if here is None else here.state.circuit.state
 
     @property
     def throttle_level(self) -> float:
         """The throttle level now: 0 is the nominal rate."""
-        if self._keeper is self._local:
-            return self._local.state.level
-        return self.stats().throttle_level
+        here = self._here
+        return self.stats().throttle_level if here is None else here.state.level
 
     @property
     def effective_window_seconds(self) -> float:
         """The window in force: ``window_seconds x (1 + throttle_level)``."""
-        if self._keeper is self._local:
-            return self._rules.window(self._local.state)
-        return self.stats().effective_window_seconds
+        here = self._here
+        return here.rules.window(here.state) if here else self.stats().effective_window_seconds
 
     def stats(self) -> LimiterStats:
         """A consistent snapshot of the state and of the counts since creation (on a shared
@@ -221,13 +200,7 @@ class RateLimiter:
         return snapshot(self._rules, state, self._keeper.fallbacks)
 
     def __repr__(self) -> str:
-        where = "" if self.store is None else f", store={self.store!r}"
-        local = self._local.state
-        return (
-            f"RateLimiter({self.name!r}, max_requests={self.max_requests}, "
-            f"window_seconds={self.window_seconds}, state={local.circuit.state!r}, "
-            f"throttle_level={local.level}{where})"
-        )
+        return _described(self, self._local.state)
 
     # --- admission ----------------------------------------------------------------------
 
@@ -240,46 +213,74 @@ class RateLimiter:
         ``units``: what the call takes of the main budget (1), or a mapping from budget names
         to units (the main budget, ``"requests"``, takes 1 unless the mapping names it)."""
         takes = self._one if units is ONE else self._takes(units)
-        reserved = self._blocking.reserve(takes)
+        here = self._here  # the in-process keeper, when the state is in this process
+        if here is None:
+            reserved = self._blocking.reserve(takes)
+        else:  # its reserve's steps, made here: a call of a method costs about as much as a lock
+            lock = here.lock
+            lock.acquire()
+            try:
+                reserved = here.rules.reserve(here.state, here.tick() + here.skew.offset, takes)
+            finally:
+                lock.release()
         if type(reserved) is int:
             return reserved  # type: ignore[return-value]  # Permit(reserved), without its cost
         if type(reserved) is not tuple:
             raise reserved  # type: ignore[misc]  # a refusal: a fresh exception each time
-        permit, wait, start = reserved
-        if wait > 0:
-            self._waits.sleep(wait, start, takes, permit)
-        return permit  # type: ignore[return-value]  # Permit(permit), without the call's cost
+        return self._waits.sleep(reserved, takes)  # type: ignore[return-value]  # after its wait
 
     async def aacquire(self, units: Units = 1) -> Permit:
         """:meth:`acquire` for asyncio: the wait is awaited, never blocking the loop."""
         takes = self._one if units is ONE else self._takes(units)
-        keeper = self._keeper
+        here = self._here
         # A keeper whose store is not asyncio's is called, not awaited (building and running a
         # coroutine costs about as much as the decision itself): this process's state never
         # waits on I/O; a blocking Redis client's blocks the loop either way.
-        reserved = await keeper.areserve(takes) if keeper.is_async else keeper.reserve(takes)
+        if here is not None:  # as acquire makes it
+            lock = here.lock
+            lock.acquire()
+            try:
+                reserved = here.rules.reserve(here.state, here.tick() + here.skew.offset, takes)
+            finally:
+                lock.release()
+        else:
+            keeper = self._keeper
+            reserved = await keeper.areserve(takes) if keeper.is_async else keeper.reserve(takes)
         if type(reserved) is int:
             return reserved  # type: ignore[return-value]  # Permit(reserved), without its cost
         if type(reserved) is not tuple:
             raise reserved  # type: ignore[misc]  # a refusal: a fresh exception each time
-        permit, wait, start = reserved
-        if wait > 0:
-            await self._waits.asleep(wait, start, takes, permit)
-        return permit  # type: ignore[return-value]  # Permit(permit), without the call's cost
+        return await self._waits.asleep(reserved, takes)  # type: ignore[return-value]
 
     # --- outcomes -----------------------------------------------------------------------
 
     def record_success(self, permit: Permit | None = None) -> None:
         """The call admitted with ``permit`` succeeded: recover a little; close after a probe."""
-        self._blocking.succeed(permit)
+        here = self._here
+        if here is None:
+            self._blocking.succeed(permit)
+            return
+        # Its succeed's steps (see acquire), and Rules.succeed's commonest case: nothing to lower.
+        lock = here.lock
+        lock.acquire()
+        try:
+            state = here.state
+            circuit = state.circuit
+            if permit == circuit.epoch and circuit.state == CLOSED and state.level <= 0.0:
+                state.successes += 1
+                state.failures_at_max = 0
+            else:
+                here.rules.succeed(state, here.now, permit)
+        finally:
+            lock.release()
 
     async def arecord_success(self, permit: Permit | None = None) -> None:
         """:meth:`record_success` for asyncio."""
         keeper = self._keeper
         if keeper.is_async:
             await keeper.asucceed(permit)
-        else:
-            keeper.succeed(permit)  # called, not awaited: see aacquire
+        else:  # this process's state, or a blocking store: called, not awaited (see aacquire)
+            self.record_success(permit)
 
     def record_failure(self, failure: UpstreamFailure, permit: Permit | None = None) -> None:
         """The call admitted with ``permit`` failed upstream with ``failure``: slow down, open
@@ -305,6 +306,30 @@ class RateLimiter:
         """:meth:`release` for asyncio."""
         check_seconds(retry_after)
         await self._keeper.arelease(permit, retry_after)
+
+
+def _described(limiter: RateLimiter, local: LimiterState) -> str:
+    """A limiter's repr: its settings and, from this process's state, its circuit and
+    throttle."""
+    where = "" if limiter.store is None else f", store={limiter.store!r}"
+    return (
+        f"RateLimiter({limiter.name!r}, max_requests={limiter.max_requests}, "
+        f"window_seconds={limiter.window_seconds}, state={local.circuit.state!r}, "
+        f"throttle_level={local.level}{where})"
+    )
+
+
+def _keepers(
+    name: str, rules: Rules, clock: Clock, store: LimiterStore | None
+) -> tuple[LocalState, StateKeeper, StateKeeper, Waits]:
+    """A limiter's keepers: the process's own state (the whole state without a store, the
+    fallback with one), the keeper of every decision, the keeper of the blocking methods
+    (the same, or one that says to await instead); and the waits of calls admitted to start
+    later, which give their slots back through them."""
+    local = LocalState(rules, clock)
+    keeper: StateKeeper = local if store is None else store.bind(rules, clock, local)
+    blocking = _AwaitableOnly(name) if keeper.is_async else keeper
+    return local, keeper, blocking, Waits(clock, keeper, blocking)
 
 
 class _AwaitableOnly:

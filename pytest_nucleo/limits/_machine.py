@@ -5,9 +5,11 @@ settings checked in ``_settings``.
 which needs the time only now and then, is given the clock to read when it does); it never
 takes a lock or talks to a store. :func:`rules_for` gives a limiter its rules: those of one
 budget (:class:`OneBudgetRules`, the common case) admit by a path of their own. The
-in-process store (``_stores``) runs these changes under a lock, in place. The Redis store runs
-the same steps as a server-side script (``_step.lua``, the same names step for step), and the
-test suite holds the two together: every rule is tested against both stores
+in-process store (``_stores``) runs these changes under a lock, in place (a limiter on it
+calls ``reserve`` itself under that lock, and makes the commonest success itself, a copy of
+the first case of :meth:`Rules.succeed`: see ``RateLimiter.record_success``). The Redis
+store runs the same steps as a server-side script (``_step.lua``, the same names step for
+step), and the test suite holds the two together: every rule is tested against both stores
 (tests/test_limits.py), a property test drives both with the same random calls
 (tests/test_limits_stores_agree.py), and another drives every copy of the window's pruning
 rule alike (tests/test_limits_redis_windows.py; see ``OneBudgetRules.reserve``).
@@ -176,11 +178,16 @@ class Rules:
         whether the upstream has been quiet): a success at the nominal rate reads no time."""
         circuit = state.circuit
         state.successes += 1
-        if permit is not None and permit < 0:
+        # The common case first: a call admitted by the closed circuit in force (never a probe:
+        # an epoch is never negative). RateLimiter.record_success makes it itself when the
+        # throttle is down: a change here is a change there.
+        if permit == circuit.epoch and circuit.state == CLOSED:
+            pass
+        elif permit is not None and permit < 0:
             if permit != circuit.probe:
                 return  # a probe that expired and was replaced: the new one decides
             circuit.close(self.s.cooldown_seconds)
-        elif not ((permit is None or permit == circuit.epoch) and circuit.state == CLOSED):
+        elif not (permit is None and circuit.state == CLOSED):
             return  # admitted before the circuit last changed: that call says nothing now
         state.failures_at_max = 0
         if state.level <= 0.0:
@@ -275,9 +282,7 @@ class OneBudgetRules(Rules):
             if isinstance(probe, LimiterRefusalException):
                 return probe
             permit = probe
-        level = state.level
-        span = self.span if level == 0.0 else self.span * (1.0 + level)
-        widest, capacity = self.widest_main, self.capacity
+        capacity = self.capacity
         # The window's part, done here for speed (calls into the window cost a tenth of an
         # admission): forget the takes that can never count again (as SlidingWindow.earliest
         # does), then start now, or in turn after the last take, or, with the window full,
@@ -286,35 +291,57 @@ class OneBudgetRules(Rules):
         # SlidingWindow.earliest (_window.py), and twice in _step.lua (its one-budget short
         # path and its `earliest`). tests/test_limits_redis_windows.py's
         # test_every_copy_of_the_pruning_rule_keeps_the_same_takes drives all four with the
-        # same calls and fails when any one of them differs: change them together.
-        window = state.windows[0]
-        queue, total = window.takes, window.total
-        while queue:
+        # same calls and fails when any one of them differs: change them together. (Here its
+        # second clause tests the units first, which are whole numbers, and reads the window in
+        # force only when they fill the budget: the window takes arithmetic on floats.)
+        window = state.main
+        queue = window.takes
+        total = window.total
+        last = None  # the newest take's start; None in an empty window
+        if queue:
+            widest = self.widest_main
             begun, taken = queue[0]
-            if begun + widest <= now or (begun + span <= now and total - taken >= capacity):
+            while begun + widest <= now or (
+                total - taken >= capacity and begun + self.span * (1.0 + state.level) <= now
+            ):
                 queue.popleft()
                 total -= taken
+                if not queue:
+                    break
+                begun, taken = queue[0]
             else:
-                break
+                last = queue[-1][0]
+        if (
+            total + units <= capacity
+            and (last is None or last < now)
+            and state.blocked_until <= now
+        ):
+            # The common case: room in the window, and no take or pause after now, so the call
+            # starts now, as a take of its own.
+            window.total = total + units
+            queue.append((now, units))
+            if permit < 0:
+                circuit.probe_started = now  # the probe's time runs from its admission
+            return permit  # no wait to tell, and no tuple to build for it
         window.total = total
-        last = queue[-1][0] if queue else now
-        if total + units > capacity:
-            start = window.earliest(now, units, span, widest, capacity)
+        span = self.span * (1.0 + state.level)  # the window in force
+        if total + units <= capacity:
+            start = now if last is None or now >= last else last
         else:
-            start = now if now >= last else last
+            start = window.earliest(now, units, span, self.widest_main, capacity)
         blocked = state.blocked_until
         if start < blocked:
             start = blocked
         if start > now and start - now > self.max_wait:  # too far: refused, nothing taken
-            paced = window.earliest(now, units, span, widest, capacity)
+            paced = window.earliest(now, units, span, self.widest_main, capacity)
             return self._too_long(state, permit, paced, max(paced, blocked) - now)
         window.total = total + units
-        if last == start and queue:
+        if start == last:
             queue[-1] = (start, queue[-1][1] + units)  # takes that start together count together
         else:
             queue.append((start, units))
         if permit < 0:
-            circuit.probe_started = start  # the probe's time runs from its admission
+            circuit.probe_started = start
         if start == now:
-            return permit  # the common case: no wait to tell, and no tuple to build for it
+            return permit
         return permit, start - now, start

@@ -19,6 +19,8 @@ from ._window import SlidingWindow
 class LimiterState:
     windows: list[SlidingWindow]  # one per budget, in the limiter's order
     circuit: Circuit
+    # The main budget's window, windows[0], read by every admission without the list.
+    main: SlidingWindow = dataclasses.field(init=False, repr=False, compare=False)
     level: float = 0.0
     quiet_from: float = -math.inf  # when the last failure was recorded
     successes_toward_step: int = 0
@@ -28,3 +30,6 @@ class LimiterState:
     failures: int = 0
     refusals: int = 0
     last_failure: UpstreamFailure | None = None
+
+    def __post_init__(self) -> None:
+        self.main = self.windows[0]

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from pytest_nucleo._clock import Clock
+from pytest_nucleo._clock import Clock, split_reading
 
 from ._circuit import OPEN
 from ._state import LimiterState
@@ -80,10 +80,12 @@ class LocalState:
     ``acquire()`` and ``release()`` in a ``try``/``finally`` rather than a ``with`` block: the
     same guarantee, without the with-block's calls of ``__enter__`` and ``__exit__``, which
     cost as much again as the lock itself. These two are the whole of an admission's and a
-    success's bookkeeping outside the rules: a :class:`RateLimiter` calls them once per
-    decision, as it calls any keeper, and never repeats their steps itself."""
+    success's bookkeeping outside the rules, and a :class:`RateLimiter` whose state is here
+    makes their steps itself, on these attributes, instead of calling them: a call of a
+    method costs about as much as the lock (see ``RateLimiter.acquire``). Its other
+    decisions, and a shared store's fallback, call them."""
 
-    __slots__ = ("lock", "now", "rules", "state")
+    __slots__ = ("lock", "now", "rules", "skew", "state", "tick")
     is_async = False
     fallbacks = 0
 
@@ -92,6 +94,9 @@ class LocalState:
         self.state = rules.fresh()
         self.now = clock.monotonic
         """The clock's ``monotonic`` function, read under :attr:`lock`."""
+        self.tick, self.skew = split_reading(clock)
+        """The same reading as ``tick() + skew.offset``, without a call of a Python method
+        between (see ``split_reading``): what an admission reads."""
         self.lock = threading.Lock()
         """Held for each decision on :attr:`state`, and only for it."""
 
@@ -99,7 +104,7 @@ class LocalState:
         lock = self.lock
         lock.acquire()
         try:
-            return self.rules.reserve(self.state, self.now(), takes)
+            return self.rules.reserve(self.state, self.tick() + self.skew.offset, takes)
         finally:
             lock.release()
 

@@ -2,7 +2,8 @@
 
 The admission itself (the reservation of a start, and its permit) is the rules' (``_machine``),
 made through the limiter's keeper (``_stores``); the limiter (``_limiter``) hands a call here
-only when its start is in the future.
+when its reservation came with a wait and a start (one that starts at once comes as its permit
+alone, in the common case) and returns the permit it gives back.
 """
 
 from __future__ import annotations
@@ -26,18 +27,27 @@ class Waits:
     def __init__(self, clock: Clock, keeper: StateKeeper, blocking: StateKeeper) -> None:
         self.clock, self.keeper, self.blocking = clock, keeper, blocking
 
-    def sleep(self, wait: float, start: float, takes: tuple[int, ...], permit: int) -> None:
-        try:
-            self.clock.sleep(wait)
-        except BaseException:
-            self.blocking.unreserve(start, takes)
-            self.blocking.release(permit, None)
-            raise
+    def sleep(self, reserved: tuple[int, float, float], takes: tuple[int, ...]) -> int:
+        """The permit of ``reserved`` (a permit, its wait and its start), once its wait is
+        over."""
+        permit, wait, start = reserved
+        if wait > 0:
+            try:
+                self.clock.sleep(wait)
+            except BaseException:
+                self.blocking.unreserve(start, takes)
+                self.blocking.release(permit, None)
+                raise
+        return permit
 
-    async def asleep(self, wait: float, start: float, takes: tuple[int, ...], permit: int) -> None:
-        try:
-            await self.clock.asleep(wait)
-        except BaseException:
-            await self.keeper.aunreserve(start, takes)
-            await self.keeper.arelease(permit, None)
-            raise
+    async def asleep(self, reserved: tuple[int, float, float], takes: tuple[int, ...]) -> int:
+        """:meth:`sleep`, awaited."""
+        permit, wait, start = reserved
+        if wait > 0:
+            try:
+                await self.clock.asleep(wait)
+            except BaseException:
+                await self.keeper.aunreserve(start, takes)
+                await self.keeper.arelease(permit, None)
+                raise
+        return permit
