@@ -448,6 +448,36 @@ def test_langgraph_tool_node_delivers_the_failure_exactly() -> None:
     assert message.content == invoke_tool(get_order, {"order_number": "500"}).text
 
 
+def test_langgraph_interrupt_asks_the_human_and_the_answer_resumes_the_tool() -> None:
+    # interrupt() inside a tool raises LangGraph's GraphInterrupt: the graph pauses for a human
+    # (https://docs.langchain.com/oss/python/langgraph/interrupts), it is not a failure.
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode
+    from langgraph.types import Command, interrupt
+
+    @langchain_tool
+    def refund(order_number: str) -> str:
+        """Refund an order once a human approves."""
+        answer = interrupt(f"refund order {order_number}?")
+        return f"refunded {order_number}" if answer == "yes" else "not refunded"
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("tools", ToolNode([refund]))
+    graph.add_edge(START, "tools")
+    graph.add_edge("tools", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "t1"}}
+    call = {"name": "refund", "args": {"order_number": "7"}, "id": "c1", "type": "tool_call"}
+    paused = app.invoke({"messages": [AIMessage(content="", tool_calls=[call])]}, config)
+    [question] = paused["__interrupt__"]
+    assert question.value == "refund order 7?"
+    assert not any(isinstance(m, ToolMessage) for m in paused["messages"])
+    resumed = app.invoke(Command(resume="yes"), config)["messages"][-1]
+    assert isinstance(resumed, ToolMessage)
+    assert (resumed.content, resumed.status) == ("refunded 7", "success")
+
+
 class _ToolCallingFake(FakeMessagesListChatModel):
     """LangChain's scripted chat model, able to bind tools, keeping what it was sent."""
 

@@ -20,6 +20,7 @@ form for it (an image, a file, its own result object), which it then converts it
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -257,6 +258,38 @@ def reading_own_errors(func: Callable[..., Any], read: ReadOwnError) -> Callable
     return call
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _PassedOn:
+    """An exception of the framework's own control flow the tool raised (an interrupt that
+    asks a human, a stop), on its way past the runner as a value: the runner neither logs it
+    nor turns it into a failure, and it is raised again, unchanged, once out of the runner."""
+
+    exception: Exception
+
+
+def _passing_on(func: Callable[..., Any], kinds: tuple[type[Exception], ...]) -> Callable[..., Any]:
+    """``func`` (sync or async) returning a raised exception of ``kinds`` as a :class:`_PassedOn`."""
+    if inspect.iscoroutinefunction(func):
+
+        @functools.wraps(func)
+        async def acall(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await func(*args, **kwargs)
+            except kinds as flow:
+                return _PassedOn(flow)
+
+        return acall
+
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except kinds as flow:
+            return _PassedOn(flow)
+
+    return call
+
+
 def through_runner(
     func: Callable[..., Any],
     on_failure: OnFailure,
@@ -266,6 +299,7 @@ def through_runner(
     context: bool = False,
     called_name: Callable[[Callable[..., Any], dict[str, Any]], str | None] | None = None,
     own_error: ReadOwnError | None = None,
+    passes: tuple[type[Exception], ...] = (),
 ) -> Callable[..., Any]:
     """A wrapper of ``func`` (sync or async, like ``func``) that runs it through the runner.
 
@@ -279,7 +313,9 @@ def through_runner(
     what the framework passed for it alone), returns the name the framework called the tool by
     when that can differ from the wrapper's own (a name given to the framework's decorator),
     or None; the failure texts then use it. ``own_error`` reads the framework's own error type
-    (see :func:`reading_own_errors`)."""
+    (see :func:`reading_own_errors`). ``passes``: the framework's own control flow (an
+    interrupt for a human, a stop), exceptions that reach the framework unchanged, never a
+    failure the model reads."""
     opts: dict[str, Any] = dict(options or {})
     name = opts.pop("name", None) or _name_of(func)
     timeout = opts.pop("timeout", None)
@@ -311,6 +347,8 @@ def through_runner(
         return {**named, **kwargs}
 
     runnable = func if own_error is None else reading_own_errors(func, own_error)
+    if passes:
+        runnable = _passing_on(runnable, passes)
 
     def target(args: tuple[Any, ...]) -> tuple[Callable[..., Any], tuple[Any, ...]]:
         if not context:
@@ -321,7 +359,11 @@ def through_runner(
         return functools.partial(runnable, args[0]), args[1:]
 
     def outcome(result: ToolResult) -> Any:
-        return on_failure(result) if result.is_error else on_success(result)
+        if result.is_error:
+            return on_failure(result)
+        if type(result.value) is _PassedOn:
+            raise result.value.exception
+        return on_success(result)
 
     wrapper: Callable[..., Any]
     if inspect.iscoroutinefunction(func) or timeout is not None:

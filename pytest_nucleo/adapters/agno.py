@@ -118,14 +118,6 @@ def _raise_failure(result: RunnerResult) -> Any:
     raise _ToolFailed(result.text, result.exception)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _PassedOn:
-    """An exception of Agno's control flow the tool raised, carried past the runner as a value
-    so that Agno gets it unchanged."""
-
-    exception: Exception
-
-
 class _RaisedByTheTool(Exception):
     """A pydantic ``ValidationError`` raised inside the tool, told apart from the one the
     argument validation around it raises."""
@@ -136,16 +128,13 @@ class _RaisedByTheTool(Exception):
 
 
 def _entered(target: Callable[..., Any]) -> Callable[..., Any]:
-    """``target`` marking what it raises: Agno's control flow as a value, a
-    ``ValidationError`` of its own as :class:`_RaisedByTheTool`."""
+    """``target`` marking a ``ValidationError`` of its own as :class:`_RaisedByTheTool`."""
     if inspect.iscoroutinefunction(target):
 
         @functools.wraps(target)
         async def aenter(*args: Any, **kwargs: Any) -> Any:
             try:
                 return await target(*args, **kwargs)
-            except _AGNO_FLOW as flow:
-                return _PassedOn(flow)
             except ValidationError as error:
                 raise _RaisedByTheTool(error) from None
 
@@ -155,8 +144,6 @@ def _entered(target: Callable[..., Any]) -> Callable[..., Any]:
     def enter(*args: Any, **kwargs: Any) -> Any:
         try:
             return target(*args, **kwargs)
-        except _AGNO_FLOW as flow:
-            return _PassedOn(flow)
         except ValidationError as error:
             raise _RaisedByTheTool(error) from None
 
@@ -213,8 +200,6 @@ def _is_native(value: object) -> bool:
 
 def _deliver(result: RunnerResult) -> Any:
     value = result.value
-    if isinstance(value, _PassedOn):
-        raise value.exception
     return value if _is_native(value) else result.text
 
 
@@ -314,6 +299,7 @@ def agno_tool(
             _raise_failure,
             on_success=_deliver,
             options={**checked, "name": name},
+            passes=_AGNO_FLOW,
         )
         is_async = inspect.iscoroutinefunction(target)
         entry = (

@@ -28,6 +28,10 @@ model: the model reads that message word for word (what LangChain sends with
 ``handle_tool_error=True``), as a correctable failure. One with an empty message says nothing
 and reads as the SystemException text, like any exception outside the set.
 
+LangGraph's ``GraphBubbleUp`` (``interrupt(...)`` asking a human, a ``Command`` to the parent
+graph), which LangGraph's ``ToolNode`` lets through for a plain tool, passes through the
+adapter unchanged too: it is the graph's control flow, not a failure.
+
 Limitations of LangChain itself, pinned by ``tests/test_adapter_langchain.py``:
 
 - The error flag exists only on a ``ToolMessage``, which LangChain builds only when the tool is
@@ -40,6 +44,8 @@ Limitations of LangChain itself, pinned by ``tests/test_adapter_langchain.py``:
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib.util
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, NoReturn, Unpack, overload
@@ -166,6 +172,7 @@ def _build(
         on_success=_on_success(response_format, _text_limit(func, options)),
         options=options,
         own_error=lambda exc: own_error_failure(exc) if isinstance(exc, ToolException) else None,
+        passes=_langgraph_flow(),
     )
     is_async = inspect.iscoroutinefunction(wrapped)
     return StructuredTool.from_function(
@@ -186,6 +193,19 @@ def _build(
         handle_tool_error=_tool_error_text,
         handle_validation_error=_validation_error_handler(func, wrapped.__name__),
     )
+
+
+@functools.cache
+def _langgraph_flow() -> tuple[type[Exception], ...]:
+    """LangGraph's own control flow a tool may raise, which LangGraph's ``ToolNode`` lets
+    through: ``GraphBubbleUp``, the base of ``GraphInterrupt`` (``interrupt(...)``, asking a
+    human) and of a ``Command`` to the parent graph. None where LangGraph is not installed,
+    since nothing can raise them there."""
+    if importlib.util.find_spec("langgraph") is None:
+        return ()
+    from langgraph.errors import GraphBubbleUp
+
+    return (GraphBubbleUp,)
 
 
 @overload

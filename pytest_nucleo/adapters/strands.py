@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import functools
 import inspect
 import json
 from collections.abc import AsyncGenerator, Callable, Mapping
@@ -102,44 +101,6 @@ def _is_native(value: object) -> bool:
 
 
 _TEXT = success_text_unless(_is_native)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Interrupted:
-    """A call that asked a human (Strands' ``InterruptException``): a value, not a failure, on
-    its way through the runner, raised again for Strands once out of it."""
-
-    exception: InterruptException
-
-
-def _success(result: ToolResult) -> Any:
-    if isinstance(result.value, _Interrupted):
-        raise result.value.exception
-    return _TEXT(result)
-
-
-def _letting_interrupts_through(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``func`` (sync or async) with Strands' ``InterruptException`` returned as a value, so the
-    runner neither logs it as a failure nor turns it into one."""
-    if inspect.iscoroutinefunction(func):
-
-        @functools.wraps(func)
-        async def acall(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return await func(*args, **kwargs)
-            except InterruptException as interrupt:
-                return _Interrupted(interrupt)
-
-        return acall
-
-    @functools.wraps(func)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except InterruptException as interrupt:
-            return _Interrupted(interrupt)
-
-    return call
 
 
 class _NucleoFunctionTool(DecoratedFunctionTool[..., Any]):
@@ -244,10 +205,11 @@ def strands_tool(
             )
         name = checked.get("name") or tool_name(target)
         wrapped = through_runner(
-            _letting_interrupts_through(target),
+            target,
             _failure,
-            on_success=_success,
+            on_success=_TEXT,
             options={**checked, "name": name},
+            passes=(InterruptException,),  # a question for a human, Strands' to ask
         )
         made = strands.tool(
             description=description, inputSchema=inputSchema, name=name, context=context
