@@ -21,7 +21,9 @@ installed pytest plugin left out on both sides so that a run takes minutes rathe
 
 Every session is a whole pytest run in a subprocess, timed by its wall clock and by its CPU
 (user + system, from ``getrusage(RUSAGE_CHILDREN)`` around it), the cases interleaved round
-by round (their order alternating), so a drift of the shared machine hits every case alike.
+by round (their order alternating), so a drift of the shared machine hits every case alike;
+each case runs once unmeasured first, and every session reads bytecode as an installed
+package does (see ``child_env``).
 A ratio or difference is taken within each round, then given as min / median / max over the
 rounds. ``--unused`` runs the two unused-plugin targets alone. ``--compare TREE`` adds the
 same unused-plugin cases with TREE's ``pytest_nucleo`` first on ``PYTHONPATH`` (a copy of the
@@ -165,10 +167,32 @@ class Times:
     cpu: list[float]
 
 
+def child_env(case: Case) -> dict[str, str]:
+    """A session's environment: this one's with the case's, bytecode written and read. A
+    package pip installed is byte-compiled, as pytest's and the other plugins' modules are
+    here; with ``PYTHONDONTWRITEBYTECODE`` set (as on the project's CI machines) an editable
+    install's modules would be compiled from source in every session, a cost no user pays.
+    Each case runs once before it is measured (see :func:`warm_up`)."""
+    env = {**os.environ, **dict(case.env)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def warm_up(cases: dict[str, Case]) -> None:
+    """One unmeasured session per case, which writes the bytecode the measured ones read."""
+    for case in cases.values():
+        subprocess.run(
+            [sys.executable, "-m", "pytest", *case.args],
+            cwd=case.folder,
+            capture_output=True,
+            env=child_env(case),
+        )
+
+
 def session(case: Case) -> tuple[float, float]:
     """One pytest session's wall time and CPU time (user + system, its whole process tree
     as reaped), in seconds."""
-    env = {**os.environ, **dict(case.env)}
+    env = child_env(case)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     result = subprocess.run(
@@ -191,6 +215,7 @@ def session(case: Case) -> tuple[float, float]:
 def measure(rounds: int, cases: dict[str, Case]) -> dict[str, Times]:
     times = {name: Times([], []) for name in cases}
     names = list(cases)
+    warm_up(cases)
     for index in range(rounds):  # interleaved, each round in the other order than the last
         for name in names if index % 2 == 0 else names[::-1]:
             wall, cpu = session(cases[name])
@@ -314,13 +339,14 @@ def instructions(root: Path, tree: Path | None) -> None:
         if tree is not None:
             cases[f"{tree}"] = Case(folder, blocked, (("PYTHONPATH", str(tree)),))
         counts: dict[str, int] = {}
+        warm_up(cases)
         for name, case in cases.items():
             result = subprocess.run(
                 [*valgrind, sys.executable, "-m", "pytest", *case.args],
                 cwd=case.folder,
                 capture_output=True,
                 text=True,
-                env={**os.environ, "PYTHONHASHSEED": "0", **dict(case.env)},
+                env={**child_env(case), "PYTHONHASHSEED": "0"},
             )
             found = re.search(r"Collected : (\d+)", result.stderr)
             if result.returncode != 0 or found is None:
@@ -377,9 +403,10 @@ def main() -> None:
         parser.error(f"{options.compare} holds no pytest_nucleo package")
 
     print(f"load average {load_average()}")
-    # Without bytecode written, every session compiles the plugin's modules from source.
-    bytecode = os.environ.get("PYTHONDONTWRITEBYTECODE", "")
-    print(f"python {sys.version.split()[0]}, PYTHONDONTWRITEBYTECODE={bytecode!r}")
+    print(
+        f"python {sys.version.split()[0]}; the sessions read bytecode, as for an installed "
+        "package (PYTHONDONTWRITEBYTECODE dropped for them, a warm-up session per case)"
+    )
     if options.instructions:
         with tempfile.TemporaryDirectory() as tmp:
             instructions(Path(tmp), options.compare)
