@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_plugin import session
+from bench_plugin import Case, session
 
 from pytest_nucleo.testing import contract_matrix, respond
 
@@ -107,7 +107,7 @@ def project(root: Path, name: str, modules: dict[str, str]) -> Path:
     (folder / "pytest.ini").write_text("[pytest]\naddopts = -q -p no:cacheprovider\n")
     for module, source in {"conftest": TIMING_CONFTEST, **modules}.items():
         (folder / f"{module}.py").write_text(source)
-    session(folder, "--snapshot-update")
+    session(Case(folder, ("--snapshot-update",)))
     return folder
 
 
@@ -121,7 +121,7 @@ def module_ms(folder: Path, rounds: int) -> dict[str, float]:
     sessions: wall time, and CPU time under the name plus `` cpu``."""
     samples: dict[str, list[float]] = {}
     for _ in range(rounds):
-        session(folder)
+        session(Case(folder))
         spent = json.loads((folder / "durations.json").read_text())
         for module, seconds in spent.items():
             samples.setdefault(module, []).append(seconds * 1000)
