@@ -51,11 +51,13 @@ def _server(answer: Answer, *, disable_nagle: bool) -> http.server.ThreadingHTTP
     return http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 
 
-def _time(call: Callable[[], object], count: int) -> float:
-    start = time.perf_counter()
+def _time(call: Callable[[], object], count: int) -> tuple[float, float]:
+    """Seconds a call, of the wall clock and of this process's CPU (every thread's: the
+    loopback server's work counts, as a real server's would cost its host)."""
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in range(count):
         call()
-    return (time.perf_counter() - start) / count
+    return (time.perf_counter() - start) / count, (time.process_time() - cpu) / count
 
 
 def compare(
@@ -79,7 +81,8 @@ def compare(
     threading.Thread(target=server.serve_forever, daemon=True).start()
     loopback = calls(f"http://127.0.0.1:{server.server_port}")
     faked = calls("http://shop.example")
-    times: dict[tuple[str, str], list[float]] = {}
+    times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    print(f"load average: {' '.join(f'{load:.2f}' for load in os.getloadavg())}")
     try:
         for _ in range(settings.rounds):
             for name, call in loopback.items():
@@ -92,8 +95,11 @@ def compare(
         server.shutdown()
     print(f"{client} through fake_upstream vs http.server on loopback, median of {settings.rounds}")
     print(f"load average: {' '.join(f'{load:.2f}' for load in os.getloadavg())}")
-    print(f"{'call':<8}{'fake':>12}{'loopback':>12}{'ratio':>9}")
+    print(f"{'call':<8}{'fake':>12}{'loopback':>12}{'ratio':>9}   (CPU; wall beside)")
     for name in loopback:
-        fake = statistics.median(times[(name, "fake")])
-        real = statistics.median(times[(name, "loopback")])
-        print(f"{name:<8}{fake * 1e6:>10.1f}us{real * 1e6:>10.1f}us{fake / real:>8.2f}x")
+        fake = [statistics.median(side) for side in zip(*times[(name, "fake")], strict=True)]
+        real = [statistics.median(side) for side in zip(*times[(name, "loopback")], strict=True)]
+        print(
+            f"{name:<8}{fake[1] * 1e6:>10.1f}us{real[1] * 1e6:>10.1f}us{fake[1] / real[1]:>8.2f}x"
+            f"   wall {fake[0] * 1e6:.1f}us vs {real[0] * 1e6:.1f}us, {fake[0] / real[0]:.2f}x"
+        )

@@ -14,13 +14,14 @@ Every figure is a median over interleaved rounds of whole pytest sessions in sub
 from __future__ import annotations
 
 import argparse
+import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 # The same test as bench_plugin's, through fake_upstream: only the tool's client differs.
-from bench_plugin import WITH_TOOLKIT, medians
+from bench_plugin import WITH_TOOLKIT, Case, load_average, measure
 
 TOOLS = {
     "requests": """
@@ -107,25 +108,28 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        runs = {}
+        cases = {}
         for client, tool in TOOLS.items():
-            runs[f"{client} toolkit"] = (
-                project(root, f"{client}_toolkit", tool, WITH_TOOLKIT, options.count),
-                (),
+            cases[f"{client} toolkit"] = Case(
+                project(root, f"{client}_toolkit", tool, WITH_TOOLKIT, options.count)
             )
-            runs[f"{client} by hand"] = (
-                project(root, f"{client}_by_hand", tool, BY_HAND[client], options.count),
-                (),
+            cases[f"{client} by hand"] = Case(
+                project(root, f"{client}_by_hand", tool, BY_HAND[client], options.count)
             )
-        times = medians(options.rounds, runs)
+        print(f"load average {load_average()}")
+        times = measure(options.rounds, cases)
 
     print(f"{options.count} tests, one faked failing call + its check + a text snapshot each:")
     for client, baseline in (("requests", "responses"), ("httpx2", "pytest-httpx2")):
         ours, theirs = times[f"{client} toolkit"], times[f"{client} by hand"]
+        cpu = statistics.median(a / b for a, b in zip(ours.cpu, theirs.cpu, strict=True))
+        wall = statistics.median(a / b for a, b in zip(ours.wall, theirs.wall, strict=True))
         print(
-            f"  {client:<9} fake_upstream {ours:.2f} s vs {baseline} by hand {theirs:.2f} s, "
-            f"ratio {ours / theirs:.2f} (target <= 1.25)"
+            f"  {client:<9} fake_upstream {statistics.median(ours.cpu):.2f} s of CPU vs "
+            f"{baseline} by hand {statistics.median(theirs.cpu):.2f} s, ratio {cpu:.2f} "
+            f"(wall {wall:.2f}; target <= 1.25)"
         )
+    print(f"load average {load_average()}")
 
 
 if __name__ == "__main__":

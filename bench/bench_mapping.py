@@ -24,6 +24,7 @@ up must cost no more than reading.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import time
@@ -203,6 +204,20 @@ class Paired:
         return f"{ratios[0]:.2f} / {statistics.median(ratios):.2f} / {ratios[-1]:.2f}"
 
 
+def _explained_response(service: str, response: httpx.Response) -> str:
+    """The model's text for an error ``response``, mapped whole."""
+    mapped = exception_for_response(service, response)
+    assert mapped is not None  # every response timed here is an error
+    return mapped.explain_to_llm()
+
+
+def _explained_parts(answer: Answer) -> str:
+    """The model's text for an error answer, mapped from its parts."""
+    return http_exception(
+        answer.service, answer.url, answer.status, answer.body, answer.headers
+    ).explain_to_llm()
+
+
 def paired(call: Callable[[], object], baseline: Callable[[], object], rounds: int) -> Paired:
     n_call, n_base = number_for(call), number_for(baseline)
     result = Paired([], [], [], [])
@@ -246,15 +261,13 @@ def small_json(rounds: int) -> None:
     for answer in SMALL_JSON:
         response = answer.response()
         mapped = paired(
-            lambda a=answer, r=response: exception_for_response(a.service, r).explain_to_llm(),  # type: ignore[union-attr]
-            lambda r=response: floor(r),
+            functools.partial(_explained_response, answer.service, response),
+            functools.partial(floor, response),
             rounds,
         )
         parts = paired(
-            lambda a=answer: http_exception(
-                a.service, a.url, a.status, a.body, a.headers
-            ).explain_to_llm(),
-            lambda r=response: floor(r),
+            functools.partial(_explained_parts, answer),
+            functools.partial(floor, response),
             rounds,
         )
         print(
@@ -305,8 +318,8 @@ def large_bodies(rounds: int) -> None:
         small, large = make(1 * KIB), make(10 * MIB)
         headers = {"Retry-After": "30", "Content-Type": content_type}
         result = paired(
-            lambda b=large, h=headers: http_exception("Bench", "/v1/x", 503, b, h),
-            lambda b=small, h=headers: http_exception("Bench", "/v1/x", 503, b, h),
+            functools.partial(http_exception, "Bench", "/v1/x", 503, large, headers),
+            functools.partial(http_exception, "Bench", "/v1/x", 503, small, headers),
             rounds,
         )
         print(

@@ -21,6 +21,7 @@ It needs urllib3 2, the one the fake answers, and stops at once on urllib3 1.x.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import sys
 from collections.abc import Callable
@@ -85,9 +86,10 @@ def _routes(upstream: FakeUpstream, base: str) -> None:
 if __name__ == "__main__":
     # urllib3 1.x is not faked, and outside pytest no network guard runs: the "fake" calls
     # would look shop.example up and go to the network.
-    if int(urllib3.__version__.partition(".")[0]) < 2:
+    installed = importlib.metadata.version("urllib3")
+    if int(installed.partition(".")[0]) < 2:
         sys.exit(
-            f"bench_urllib3 measures the fake of urllib3 2, and urllib3 {urllib3.__version__} is "
+            f"bench_urllib3 measures the fake of urllib3 2, and urllib3 {installed} is "
             "installed, which the fake does not answer: install urllib3>=2 to run it."
         )
     # The head and the body leave in two writes: with Nagle's algorithm on, the body of an
