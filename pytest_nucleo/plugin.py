@@ -5,8 +5,9 @@ Loaded through the ``nucleo`` entry point, or with ``-p pytest_nucleo.plugin`` w
 the package is installed, most of which never use it, so it costs little more than its own
 import where it is unused. Importing it pulls in neither respx, syrupy nor hypothesis; each
 fixture imports what it needs when it runs. A test that uses nothing of ours imports nothing
-of ours either: limiters are reset only once the limiter module exists, the network guard is
-installed once a test could need it (see :func:`_arm`), and the failure matrix's machinery
+of ours either, and no hook of ours runs for each of its tests: the per-test hooks join a
+session only once one of its tests could need them (see :func:`_each_test`), the network guard
+is installed once a test could meet it (see :func:`_arm`), and the failure matrix's machinery
 loads only once something recorded to it (or a setting asks for its report).
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 import sys
 from collections.abc import Callable, Generator
 from pathlib import Path
@@ -51,6 +53,7 @@ _REPORT = "pytest_nucleo.testing._contract._report"
 _FAILURE = "pytest_nucleo.testing._failure"
 _SESSION_END = "pytest_nucleo.testing._session_end"
 _PLUGIN_USE = "pytest_nucleo.testing._plugin_use"  # the marker's and the fixtures' work
+_RUNNER = "pytest_nucleo._runner"  # whose failure records the runner watch reads
 _WORKER_KEY = "nucleo_observations"  # _report.WORKER_KEY, read here without importing it
 _TEST_STACK = ("hypothesis", "respx", "syrupy")  # _extras.TEST_STACK, likewise
 
@@ -186,8 +189,12 @@ def pytest_configure(config: pytest.Config) -> None:
     # first of those (a test's setup, or the fake's module imported, mid-test or not).
     if scope == "all" or _FAKE in sys.modules:
         _arm(config)
+    elif any(name in sys.modules for name in (_CLOCK, _RUNNER, _PLUGIN_USE, _REPORT)):
+        _each_test(config)  # a conftest imported something of ours a test can touch
     _imports.watch(_FAKE, _arm_every_session)
     _imports.watch(_CLOCK, _clock_loaded)
+    for name in (_RUNNER, _PLUGIN_USE, _REPORT):
+        _imports.watch(name, _each_test_everywhere)
     config.addinivalue_line(
         "markers",
         "nucleo(assert_all_called=True, base_url=None, expect_leaks=False, allow_network=False, "
@@ -224,6 +231,7 @@ def _arm(config: pytest.Config) -> _network.Guard:
             running = [item for item in _tests if item.config is session]
             if running:
                 _begin_guard(running[-1], guard, running[-1].stash[_options])
+            _each_test(session)  # each test begins and ends the guard from now on
     return config.stash[_guard]
 
 
@@ -234,8 +242,50 @@ def _arm_every_session(fake: ModuleType) -> None:
 
 def _clock_loaded(clock: ModuleType) -> None:
     """The testing switch's module came in during a test: the switch as that test wants it."""
+    _each_test_everywhere(clock)
     if _tests:
         clock.set_testing(_wants_testing(_tests[-1]))
+
+
+_EACH_TEST = "nucleo-each-test"  # the per-test hooks' name in a session's plugin manager
+
+
+def _each_test(config: pytest.Config) -> None:
+    """The per-test hooks (:class:`_EachTest`) join the session, once. Until then none runs:
+    each would cost every test of a suite that never uses the plugin about as much as a
+    trivial test's own hooks do. They join once a test could need them: a collected test
+    uses a fixture or the marker of ours, the guard is installed, or a module whose state a
+    test can touch is imported (the testing switch's, the runner's, the fixtures' own).
+
+    That import may come inside a running test (a test that imports the runner, say). That
+    test is then taken up as if the hooks had run for it so far: its setup's work now, and
+    its call's too if it is in its call. In its teardown it is left alone (its teardown hook
+    would not run for it): the switch stays as it is until the next test."""
+    if config.pluginmanager.has_plugin(_EACH_TEST):
+        return
+    config.pluginmanager.register(_EachTest(), _EACH_TEST)
+    item, phase = _test_running_in(config)
+    if item is not None and phase in ("setup", "call"):
+        _begin_test(item, reset_limiters=False)  # a limiter that exists now is this test's own
+        if phase == "call":
+            _begin_call(item)
+
+
+def _each_test_everywhere(module: ModuleType) -> None:
+    for config in _sessions:
+        _each_test(config)
+
+
+def _test_running_in(config: pytest.Config) -> tuple[pytest.Item | None, str]:
+    """The session's test running now and its phase, from what pytest tells a test of itself
+    (``PYTEST_CURRENT_TEST``, "<node id> (<phase>)"), or ``None`` between tests."""
+    current = os.environ.get("PYTEST_CURRENT_TEST", "")
+    session = config.pluginmanager.get_plugin("session")
+    nodeid, _, phase = current.rpartition(" (")
+    if not nodeid or session is None:
+        return None, ""
+    item = next((item for item in getattr(session, "items", ()) if item.nodeid == nodeid), None)
+    return item, phase.rstrip(")")
 
 
 def _wants_testing(item: pytest.Item) -> bool:
@@ -271,8 +321,47 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         _imports.stop()
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
+class _EachTest:
+    """The plugin's per-test hooks, registered in a session by :func:`_each_test` once one of
+    its tests could need them. Each hook's work is a function of the module, so that a test
+    already running when they join can be taken up by the same code."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        _begin_test(item, reset_limiters=True)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        _begin_call(item)
+        try:
+            return (yield)
+        finally:
+            _end_call(item)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Generator[None, None, None]:
+        try:
+            return (yield)
+        finally:
+            _end_test(item)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        _complete_report(item, call, report)
+        return report
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if any(_uses_plugin(item) for item in session.items):
+        _each_test(session.config)
+
+
+def _begin_test(item: pytest.Item, *, reset_limiters: bool) -> None:
     # Checked before any fixture runs, so a misspelt option fails the test whatever it uses.
     marked = item.get_closest_marker("nucleo") is not None
     options = item.stash[_options] = _marker_options(item) if marked else {}
@@ -286,7 +375,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             guard = _arm(config)
     if guard is not None:
         _begin_guard(item, guard, options, hosts, uses)
-    _start_fresh_time(item, options)
+    _start_fresh_time(item, options, reset_limiters)
 
 
 # A test that requests one of these, or carries the nucleo marker, uses the plugin.
@@ -338,7 +427,7 @@ def _uses_plugin(item: pytest.Item) -> bool:
     return _uses_plugin_fixture(item) or item.get_closest_marker("nucleo") is not None
 
 
-def _start_fresh_time(item: pytest.Item, options: dict[str, Any]) -> None:
+def _start_fresh_time(item: pytest.Item, options: dict[str, Any], reset_limiters: bool) -> None:
     """Before any fixture: real waiting off (unless the test asks for it), and every limiter
     that already exists as if just built, so no test waits for real or inherits an open circuit
     or a full window from the tests before it. A limiter built during the test is its own.
@@ -355,54 +444,47 @@ def _start_fresh_time(item: pytest.Item, options: dict[str, Any]) -> None:
     else:  # as the test it runs in wants it (pytester), else off: the module's default
         item.stash[_testing_before] = _wants_testing(_tests[-1]) if _tests else False
     _tests.append(item)
-    if _LIMITERS in sys.modules:
+    if reset_limiters and _LIMITERS in sys.modules:
         from pytest_nucleo.limits._limiter import live_limiters
 
         for limiter in live_limiters():
             limiter.reset()
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_teardown(
-    item: pytest.Item, nextitem: pytest.Item | None
-) -> Generator[None, None, None]:
-    try:
-        return (yield)
-    finally:
-        guard = item.config.stash.get(_guard, None)
-        if guard is not None:
-            guard.end()
-        before = item.stash.get(_testing_before, None)
-        if before is not None:  # the switch as the test found it (a session may run inside one)
-            if item in _tests:
-                _tests.remove(item)
-            if _CLOCK in sys.modules:
-                from pytest_nucleo import _clock
+def _end_test(item: pytest.Item) -> None:
+    _end_call(item)  # a test taken up in its call had no call hook to end it
+    guard = item.config.stash.get(_guard, None)
+    if guard is not None:
+        guard.end()
+    before = item.stash.get(_testing_before, None)
+    if before is not None:  # the switch as the test found it (a session may run inside one)
+        if item in _tests:
+            _tests.remove(item)
+        if _CLOCK in sys.modules:
+            from pytest_nucleo import _clock
 
-                _clock.set_testing(before)
+            _clock.set_testing(before)
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+def _begin_call(item: pytest.Item) -> None:
     watch = item.config.stash.get(_watch, None)
     if watch is not None:
         watch.where = item.nodeid
         watch.expect_leaks = item.stash.get(_options, {}).get("expect_leaks", False)
         _running.append(watch)
-    try:
-        return (yield)
-    finally:
-        if watch is not None:
-            _running.remove(watch)
-            watch.where = None
-            watch.expect_leaks = False
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(
-    item: pytest.Item, call: pytest.CallInfo[None]
-) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    report = yield
+def _end_call(item: pytest.Item) -> None:
+    watch = item.config.stash.get(_watch, None)
+    if watch is not None and watch in _running:
+        _running.remove(watch)
+        watch.where = None
+        watch.expect_leaks = False
+
+
+def _complete_report(
+    item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport
+) -> None:
     guard = item.config.stash.get(_guard, None)
     blocked = guard.take() if guard is not None else []
     if blocked:
@@ -424,7 +506,6 @@ def pytest_runtest_makereport(
         from pytest_nucleo.testing._plugin_use import skip_at_contract_class
 
         skip_at_contract_class(item, report)
-    return report
 
 
 @pytest.fixture

@@ -386,3 +386,71 @@ def test_the_names_the_plugin_spells_without_importing_their_modules() -> None:
         plugin._PLUGIN_USE,
     ):
         assert Path(__file__).parent.parent.joinpath(*name.split(".")).with_suffix(".py").is_file()
+
+
+HOOK_PROBE = """
+import json
+import os
+
+import pytest
+
+PER_TEST = ("pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_teardown",
+            "pytest_runtest_makereport")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    names = sorted({impl.plugin_name for hook in PER_TEST
+                    for impl in getattr(config.hook, hook).get_hookimpls()})
+    with open(os.environ["NUCLEO_HOOKS_OUT"], "w", encoding="utf-8") as out:
+        json.dump(names, out)
+"""
+
+A_TEST_USING_THE_PLUGIN = """
+def test_uses(llm_snapshot):
+    assert llm_snapshot is not None
+"""
+
+
+def _per_test_hooks(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tests: str
+) -> set[str]:
+    out = pytester.path / "hooks.json"
+    monkeypatch.setenv("NUCLEO_HOOKS_OUT", str(out))
+    pytester.makepyfile(probe=HOOK_PROBE, test_it=tests)
+    result = _bare(pytester, monkeypatch, "-p", "probe")
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    return set(json.loads(out.read_text(encoding="utf-8")))
+
+
+def test_no_hook_of_ours_runs_for_each_test_of_a_session_that_does_not_use_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each per-test hook costs every test of a foreign suite about what pytest's own do.
+    ours = {"pytest_nucleo.plugin", plugin._EACH_TEST}  # the module's and the per-test hooks'
+    assert not ours & _per_test_hooks(pytester, monkeypatch, FOREIGN)
+    assert plugin._EACH_TEST in _per_test_hooks(pytester, monkeypatch, A_TEST_USING_THE_PLUGIN)
+
+
+LEAK_FROM_A_RUNNER_IMPORTED_MID_TEST = """
+import sys
+
+
+def test_a_leak_the_test_does_not_see():
+    assert "pytest_nucleo._runner" not in sys.modules
+    import pytest_nucleo as nucleo
+
+    assert nucleo.run_tool(lambda: {}["x"], {}).is_error
+"""
+
+
+def test_a_runner_imported_mid_test_is_watched_for_the_rest_of_that_test(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --nucleo-strict reports the leak of a test whose module did not import the runner.
+    pytester.makepyfile(test_books=LEAK_FROM_A_RUNNER_IMPORTED_MID_TEST)
+    result = _bare(pytester, monkeypatch, "--nucleo-strict")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*--nucleo-strict failed the run:*"])
+    assert "test_books.py::test_a_leak_the_test_does_not_see" in result.stdout.str()
+    assert result.ret == 1
