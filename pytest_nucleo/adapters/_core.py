@@ -226,22 +226,22 @@ def own_error_failure(
     return kind(message)
 
 
-def reading_own_errors(func: Callable[..., Any], read: ReadOwnError) -> Callable[..., Any]:
-    """``func`` (sync or async) with the framework's own error read as the failure ``read``
-    says (:func:`own_error_failure`) before the runner sees it, the error kept as the cause.
-    Other exceptions pass unchanged."""
-
+def catching(
+    func: Callable[..., Any],
+    kinds: type[Exception] | tuple[type[Exception], ...],
+    handle: Callable[[Exception], Any],
+) -> Callable[..., Any]:
+    """``func`` (sync or async, like ``func``) with an exception of ``kinds`` it raises given
+    to ``handle``, inside the ``except`` clause: what ``handle`` returns is the call's result,
+    what it raises (a bare ``raise`` for the exception itself) is the call's exception."""
     if inspect.iscoroutinefunction(func):
 
         @functools.wraps(func)
         async def acall(*args: Any, **kwargs: Any) -> Any:
             try:
                 return await func(*args, **kwargs)
-            except Exception as exc:
-                failure = read(exc)
-                if failure is None:
-                    raise
-                raise failure from exc
+            except kinds as exc:
+                return handle(exc)
 
         return acall
 
@@ -249,13 +249,24 @@ def reading_own_errors(func: Callable[..., Any], read: ReadOwnError) -> Callable
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except Exception as exc:
-            failure = read(exc)
-            if failure is None:
-                raise
-            raise failure from exc
+        except kinds as exc:
+            return handle(exc)
 
     return call
+
+
+def reading_own_errors(func: Callable[..., Any], read: ReadOwnError) -> Callable[..., Any]:
+    """``func`` (sync or async) with the framework's own error read as the failure ``read``
+    says (:func:`own_error_failure`) before the runner sees it, the error kept as the cause.
+    Other exceptions pass unchanged."""
+
+    def reread(exc: Exception) -> NoReturn:
+        failure = read(exc)
+        if failure is None:
+            raise  # inside catching's except clause: exc itself, as it was raised
+        raise failure from exc
+
+    return catching(func, Exception, reread)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -269,25 +280,7 @@ class _PassedOn:
 
 def _passing_on(func: Callable[..., Any], kinds: tuple[type[Exception], ...]) -> Callable[..., Any]:
     """``func`` (sync or async) returning a raised exception of ``kinds`` as a :class:`_PassedOn`."""
-    if inspect.iscoroutinefunction(func):
-
-        @functools.wraps(func)
-        async def acall(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return await func(*args, **kwargs)
-            except kinds as flow:
-                return _PassedOn(flow)
-
-        return acall
-
-    @functools.wraps(func)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except kinds as flow:
-            return _PassedOn(flow)
-
-    return call
+    return catching(func, kinds, _PassedOn)
 
 
 def through_runner(

@@ -59,7 +59,7 @@ import json
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Unpack, overload
+from typing import Any, NoReturn, Unpack, cast, overload
 
 from agno.agent import Agent
 from agno.exceptions import AgentRunException, RunCancelledException
@@ -79,6 +79,7 @@ from pytest_nucleo._text._message import described
 from pytest_nucleo._text._render import encodable
 from pytest_nucleo.adapters._core import (
     RunnerOptions,
+    catching,
     check_runner_options,
     log_failure,
     schema_failure,
@@ -129,25 +130,11 @@ class _RaisedByTheTool(Exception):
 
 def _entered(target: Callable[..., Any]) -> Callable[..., Any]:
     """``target`` marking a ``ValidationError`` of its own as :class:`_RaisedByTheTool`."""
-    if inspect.iscoroutinefunction(target):
 
-        @functools.wraps(target)
-        async def aenter(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return await target(*args, **kwargs)
-            except ValidationError as error:
-                raise _RaisedByTheTool(error) from None
+    def mark(error: Exception) -> NoReturn:
+        raise _RaisedByTheTool(cast(ValidationError, error)) from None
 
-        return aenter
-
-    @functools.wraps(target)
-    def enter(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return target(*args, **kwargs)
-        except ValidationError as error:
-            raise _RaisedByTheTool(error) from None
-
-    return enter
+    return catching(target, ValidationError, mark)
 
 
 def _validated(target: Callable[..., Any]) -> Callable[..., Any]:
