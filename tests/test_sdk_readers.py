@@ -317,6 +317,20 @@ def test_a_botocore_transport_error_reads_as_its_kind(mode: str, kind: str) -> N
     assert AWS_KEY_ID not in text
 
 
+def test_a_botocore_json_api_transport_error_names_the_operation() -> None:
+    # DynamoDB's JSON protocol sends every operation as POST to "/": the answer's text names
+    # the operation (test_a_botocore_query_api_names_the_operation_unmasked), so does this one.
+    with loopback("refused") as url:
+        dynamodb = aws_client("dynamodb", url, connect_timeout=10)
+        failure = under_llm_errors(
+            lambda: dynamodb.get_item(TableName="notes", Key={"id": {"S": "n-7"}}), None
+        )
+    assert type(failure) is nucleo.ExternalServiceException
+    text = failure.explain_to_llm()
+    assert "The external service AWS DynamoDB gave no answer to GetItem: the connection " in text
+    assert "POST /" not in text
+
+
 def test_a_botocore_success_passes_through() -> None:
     client = aws_client("dynamodb")
     from botocore.stub import Stubber

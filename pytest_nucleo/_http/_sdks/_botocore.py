@@ -118,7 +118,11 @@ def _transport(exc: Any, kind: Transport) -> SdkReading:
     call = innermost_locals(exc, "botocore.client", "_make_api_call") or {}
     request = call.get("request_dict")
     method = text(request.get("method")) if isinstance(request, dict) else ""
-    seen = TransportSeen(kind, method or None, url or None, host_of(url))
+    host = host_of(url)
+    if urlsplit(url).path in ("", "/") and call.get("operation_name"):
+        # As for an answer: the operation says more than "POST /" (its method is always POST).
+        url, method = text(call.get("operation_name")), ""
+    seen = TransportSeen(kind, method or None, url or None, host)
     return SdkReading(seen, "aws", _service(call))
 
 
