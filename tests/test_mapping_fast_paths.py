@@ -107,6 +107,22 @@ def test_text_before_refused_markup_is_read_up_to_the_stop_as_html_parser_reads_
                     assert _state(read) == _state(_markup._parsed(page, need))
 
 
+def test_the_markup_is_split_lazily_as_a_split_at_once_splits_it() -> None:
+    # The reader splits a window a few dozen pieces at a time; the pieces must be those of
+    # one split, at every count of "<" around a multiple of the pieces split at a time.
+    ahead = _markup._SPLIT_AHEAD
+    rng = random.Random(13)
+    for count in [*range(0, 4), *range(ahead - 2, ahead + 3), *range(2 * ahead - 2, 2 * ahead + 3)]:
+        for _ in range(20):
+            markup = "".join(
+                rng.choice(["", "a", "p>", "<", "\n"]) + "<" * (i < count) for i in range(count)
+            ) + rng.choice(["", "tail", ">"])
+            assert markup.count("<") >= count
+            assert list(_markup._split_lazily(markup)) == markup.split("<"), (count, markup)
+    page = "<html><body>" + "<p>x</p>" * 200 + "</body></html>"
+    assert list(_markup._split_lazily(page)) == page.split("<")
+
+
 def test_the_plain_page_reader_looks_at_each_tag_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # The markup is split at each "<" once, and a tag it has not seen is checked once: a
     # search that retried at every character of a long text before markup the reader
@@ -202,7 +218,8 @@ def test_the_throttle_shortcut_changes_no_result() -> None:
         "rate limit", "Rate-Limit", "too_many requests", "THROTTLED", "slow down", "captcha",
         "quota exceeded", "daily_limit_exceeded", "abuse detection", "robot", "not a robot",
         "\"Throttling\"", "<Code>SlowDown</Code>", "ratelimited", "rate exceeded", " ", "-", "_",
-        "\n", "permission denied", "q", "x", "b", "m", "h", "w", "p", "\u00e9",
+        "\n", "permission denied", "q", "x", "b", "m", "h", "w", "p", "\u00e9", "are you a ",
+        "RobotDetected", "ro", "bot", "robots", "abuse",
     ]  # fmt: skip
     for _ in range(8_000):
         text = "".join(rng.choices(pieces, k=rng.randint(0, 8)))

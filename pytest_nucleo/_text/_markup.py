@@ -16,9 +16,10 @@ every entity declaration, so an entity bomb stops at its first line instead of e
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from html.parser import HTMLParser
 from xml.parsers import expat
 
@@ -249,6 +250,29 @@ def _tag_facts(body: str) -> _TagFacts:
     return facts
 
 
+_SPLIT_AHEAD = 64
+"""Pieces split off the markup at a time: reading stops after :data:`TAG_BUDGET` tags, most
+often far before the end of the window it is handed."""
+
+
+def _split_lazily(markup: str) -> Iterator[str]:
+    """``markup.split("<")``, split :data:`_SPLIT_AHEAD` pieces at a time as they are read:
+    splitting a window of 3 kB whole made a string of each of its hundreds of pieces, and
+    reading stopped after the first few dozen."""
+    return itertools.chain.from_iterable(_split_ahead(markup))
+
+
+def _split_ahead(markup: str) -> Iterator[list[str]]:
+    rest = markup
+    while True:
+        pieces = rest.split("<", _SPLIT_AHEAD)
+        if len(pieces) <= _SPLIT_AHEAD:
+            yield pieces
+            return
+        rest = pieces.pop()  # what follows the last "<" split at: a piece, not yet split
+        yield pieces
+
+
 def _read_plain(markup: str, need: int) -> _PlainPage | None:
     """The page read as :func:`_parsed` reads it, for plain markup (see ``_PLAIN_TAG``), one
     piece (a text and the tag after it) after another, doing what the reader's handlers do
@@ -274,20 +298,21 @@ def _read_plain(markup: str, need: int) -> _PlainPage | None:
     enough_seen = _text_enough(need)
     fed, inside = FEED, ""  # inside: the raw-text element open, if any
     # The markup split at each "<": a text, then each tag with the text after it (one C
-    # call; a search for each "<" and ">" cost more than the rest of a piece's work). The
-    # last piece, the text after the last tag, is read after the loop.
-    segments = markup.split("<")
-    text = segments[0]
+    # call for a few dozen pieces, see _split_lazily; a search for each "<" and ">" cost more
+    # than the rest of a piece's work). The last piece, the text after the last tag, is read
+    # after the loop.
+    segments = _split_lazily(markup)
+    text = next(segments)
     pos = 0
-    for segment in segments[1:]:
+    for segment in segments:
         body, closed, after = segment.partition(">")
         facts = _FACTS.get(body) if closed else _NO_TAG
         if facts is None:
             facts = _tag_facts(body)
         kind, name, block, void, entry, raw, width = facts
-        text_end = pos + len(text)
-        end = text_end + width
+        end = pos + len(text) + width
         if end > fed:
+            text_end = end - width
             while end > fed:  # html.parser stopped at ``fed`` with this piece incomplete
                 cut = min(fed, text_end)
                 if pos < cut:
