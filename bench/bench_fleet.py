@@ -85,6 +85,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, cast
 
 import redis
@@ -92,6 +93,10 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 import pytest_nucleo as nucleo
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_limits import load  # the same line, printed by both benches
 
 NUMBER = 300  # operations per timed batch
 FLEET = 8
@@ -699,15 +704,6 @@ def parsed_by() -> str:
 
     parser = f"hiredis {version('hiredis')}" if HIREDIS_AVAILABLE else "redis-py's own Python"
     return f"redis-py {version('redis')}, replies parsed by {parser}"
-
-
-def load() -> str:
-    """The load average, as /proc/loadavg gives it (with the running and total tasks)."""
-    try:
-        with open("/proc/loadavg") as file:
-            return "load average (/proc/loadavg): " + file.read().strip()
-    except OSError:
-        return "load average " + " ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
 def free_port() -> int:
