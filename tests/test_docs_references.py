@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import re
 from pathlib import Path
@@ -22,7 +23,14 @@ def _import_every_testing_module() -> None:
     for module in pkgutil.walk_packages(
         pytest_nucleo.testing.__path__, f"{pytest_nucleo.testing.__name__}."
     ):
-        importlib.import_module(module.name)
+        try:
+            importlib.import_module(module.name)
+        except ModuleNotFoundError as error:
+            # A client's fake imports its client (httplib2's comes with the frameworks extra):
+            # where the client is not installed, that module's references are checked where
+            # it is. Under CI everything is installed, and a missing module is a failure.
+            if os.environ.get("CI") or (error.name or "").startswith("pytest_nucleo"):
+                raise
 
 
 def test_a_reference_names_the_section_and_its_anchor(monkeypatch: pytest.MonkeyPatch) -> None:
