@@ -181,12 +181,7 @@ def child_env(case: Case) -> dict[str, str]:
 def warm_up(cases: dict[str, Case]) -> None:
     """One unmeasured session per case, which writes the bytecode the measured ones read."""
     for case in cases.values():
-        subprocess.run(
-            [sys.executable, "-m", "pytest", *case.args],
-            cwd=case.folder,
-            capture_output=True,
-            env=child_env(case),
-        )
+        session(case)
 
 
 def session(case: Case) -> tuple[float, float]:
